@@ -1,0 +1,121 @@
+#' Kernels for Gaussian process regression
+#'
+#' Stationary covariance functions with automatic relevance determination
+#' (one length scale per input column). With `r` the distance between two
+#' inputs after dividing each coordinate by its length scale and \eqn{\sigma_f^2}
+#' the `variance`:
+#' * Matern-1/2: \eqn{\sigma_f^2 \exp(-r)};
+#' * Matern-3/2: \eqn{\sigma_f^2 (1 + \sqrt{3} r) \exp(-\sqrt{3} r)};
+#' * Matern-5/2: \eqn{\sigma_f^2 (1 + \sqrt{5} r + 5 r^2 / 3) \exp(-\sqrt{5} r)};
+#' * squared exponential: \eqn{\sigma_f^2 \exp(-r^2 / 2)}.
+#'
+#' Hyperparameters left `NULL` are estimated by [gp_sdd()] by maximising the
+#' exact log marginal likelihood on a random subset of the data. A single
+#' length scale is recycled to every input column. With `standardize = TRUE`
+#' in [gp_sdd()] (the default), hyperparameters refer to the standardised
+#' inputs and targets.
+#'
+#' @param nu Smoothness: 1/2, 3/2 or 5/2.
+#' @param lengthscale Positive length scales: one per input column, a single
+#'   value for all columns, or `NULL` to estimate them.
+#' @param variance Positive kernel amplitude \eqn{\sigma_f^2}, or `NULL` to
+#'   estimate it.
+#' @return An object of class `sddgp_kernel`.
+#' @examples
+#' matern(nu = 3/2)
+#' matern(nu = 5/2, lengthscale = c(0.5, 2), variance = 1)
+#' squared_exponential(lengthscale = 1)
+#' @export
+matern <- function(nu = 3/2, lengthscale = NULL, variance = NULL) {
+  if (!is.numeric(nu) || length(nu) != 1L || is.na(nu) ||
+      !any(abs(nu - c(0.5, 1.5, 2.5)) < 1e-12)) {
+    abort_argument("nu", "must be 1/2, 3/2 or 5/2")
+  }
+  new_kernel(paste0("matern", c("12", "32", "52")[match(round(2 * nu), c(1, 3, 5))]),
+             lengthscale, variance)
+}
+
+#' @rdname matern
+#' @export
+squared_exponential <- function(lengthscale = NULL, variance = NULL) {
+  new_kernel("se", lengthscale, variance)
+}
+
+# Kernel names as users may type them, mapped to the canonical family.
+kernel_names <- c(matern12 = "matern12", matern32 = "matern32",
+                  matern52 = "matern52", se = "se",
+                  squared_exponential = "se", rbf = "se")
+
+# Family codes shared with src/kernel.h (kernel_family).
+kernel_codes <- c(matern12 = 1L, matern32 = 2L, matern52 = 3L, se = 4L)
+
+new_kernel <- function(family, lengthscale, variance) {
+  if (!is.null(lengthscale)) check_positive_vector(lengthscale, "lengthscale")
+  if (!is.null(variance)) {
+    check_positive_vector(variance, "variance")
+    if (length(variance) != 1L) abort_argument("variance", "must be a single number")
+  }
+  structure(list(family = family,
+                 lengthscale = if (!is.null(lengthscale)) as.numeric(lengthscale),
+                 variance = if (!is.null(variance)) as.numeric(variance)),
+            class = "sddgp_kernel")
+}
+
+# A kernel from what the user passed as `kernel =`: a name or a kernel object.
+as_kernel <- function(kernel, arg = "kernel") {
+  if (inherits(kernel, "sddgp_kernel")) return(kernel)
+  if (is.character(kernel) && length(kernel) == 1L && !is.na(kernel) &&
+      kernel %in% names(kernel_names)) {
+    return(new_kernel(kernel_names[[kernel]], NULL, NULL))
+  }
+  abort_argument(arg, sprintf(
+    "must be a kernel object such as matern() or one of %s",
+    paste0("\"", names(kernel_names), "\"", collapse = ", ")))
+}
+
+# Recycle a single length scale to d columns, or check there are d of them.
+kernel_for_dimension <- function(kernel, d) {
+  ls <- kernel$lengthscale
+  if (!is.null(ls)) {
+    if (length(ls) == 1L) ls <- rep(ls, d)
+    if (length(ls) != d) {
+      abort_argument("lengthscale", sprintf(
+        "has %d values but the inputs have %d columns", length(ls), d))
+    }
+    kernel$lengthscale <- ls
+  }
+  kernel
+}
+
+kernel_is_complete <- function(kernel) {
+  !is.null(kernel$lengthscale) && !is.null(kernel$variance)
+}
+
+# The list C_* entry points take: list(family = <code>, variance = <double>).
+kernel_spec <- function(kernel) {
+  list(family = kernel_codes[[kernel$family]], variance = kernel$variance)
+}
+
+# Inputs divided by the length scales: the only form the C engine sees.
+scale_inputs <- function(x, kernel) {
+  x * rep(1 / kernel$lengthscale, each = nrow(x))
+}
+
+kernel_label <- function(kernel) {
+  switch(kernel$family,
+         matern12 = "Matern-1/2", matern32 = "Matern-3/2",
+         matern52 = "Matern-5/2", se = "squared exponential")
+}
+
+#' @export
+print.sddgp_kernel <- function(x, digits = 4, ...) {
+  cat(kernel_label(x), "kernel\n")
+  cat("  variance:   ",
+      if (is.null(x$variance)) "(to be estimated)" else format(x$variance, digits = digits),
+      "\n", sep = "")
+  cat("  lengthscale:",
+      if (is.null(x$lengthscale)) " (to be estimated)" else
+        paste("", format(x$lengthscale, digits = digits), collapse = ""),
+      "\n", sep = "")
+  invisible(x)
+}

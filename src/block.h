@@ -1,0 +1,37 @@
+/* The one place kernel values are computed: products of kernel blocks with
+ * dense matrices, K[rows, :] A, evaluated tile by tile so that no n x n
+ * matrix is ever stored.  Every solver and every prediction goes through
+ * here.
+ *
+ * Points are column-major n x d arrays already divided by their length
+ * scales (kernel_scale_points).  Each output row is computed by exactly one
+ * thread, summing over column tiles in a fixed order, so results are
+ * bitwise identical for any thread count. */
+#ifndef SDDGP_BLOCK_H
+#define SDDGP_BLOCK_H
+
+#include "kernel.h"
+
+typedef struct {
+  const double *x; /* column-major n x d, scaled */
+  int n;
+  int d;
+} points;
+
+/* out[r + c*ldo] = sum_j k(p1[rows[r]], p2[j]) A[j + c*n2], for
+ * r < nrows, c < ncol.  rows == NULL means rows 0..nrows-1.  out is
+ * overwritten. */
+void kernel_block_matmul(const kernel *k, const points *p1, const int *rows,
+                         int nrows, const points *p2, const double *A,
+                         int ncol, double *out, int ldo, int nthreads);
+
+/* The dense block K(p1, p2) into out (p1->n x p2->n, column-major). For the
+ * exact solver and the marginal likelihood on small subsets. */
+void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
+                         double *out, int nthreads);
+
+/* Squared scaled distances from point i of p1 to points j0..j0+len-1 of p2. */
+void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
+                   double *r2);
+
+#endif

@@ -1,0 +1,32 @@
+/* Random Fourier features (Rahimi & Recht) for the prior draws of pathwise
+ * posterior sampling:
+ *   phi_j(x) = sqrt(2 sigma_f^2 / m) cos(omega_j' x + phase_j),
+ * on inputs already divided by their length scales.  omega_j is drawn from
+ * the kernel's spectral density: standard normal for the squared
+ * exponential; for Matern-nu a multivariate Student-t with 2 nu degrees of
+ * freedom, z sqrt(2 nu / u) with one chi-square u per feature shared by all
+ * coordinates (a per-coordinate t is only right in one dimension). */
+#ifndef SDDGP_FEATURES_H
+#define SDDGP_FEATURES_H
+
+#include <stdint.h>
+#include "block.h"
+#include "kernel.h"
+
+typedef struct {
+  int m;               /* number of features */
+  int d;
+  const double *omega; /* column-major m x d */
+  const double *phase; /* m */
+  double scale;        /* sqrt(2 sigma_f^2 / m) */
+} rff;
+
+/* Draw omega (m x d) and phases (m) from `seed`. */
+void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
+              double *phase);
+
+/* out (p->n x ncol, leading dimension ldo) = Phi(p) W with W m x ncol. */
+void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
+                double *out, int ldo, int nthreads);
+
+#endif

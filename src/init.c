@@ -1,0 +1,37 @@
+/* Registration of the .Call entry points (no dynamic symbol lookup). */
+#include <R.h>
+#include <Rinternals.h>
+#include <R_ext/Rdynload.h>
+#include <R_ext/Visibility.h>
+
+SEXP C_kernel_matmul(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_kernel_matrix(SEXP, SEXP, SEXP, SEXP);
+SEXP C_rff_draw(SEXP, SEXP, SEXP, SEXP);
+SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_rng_normal(SEXP, SEXP, SEXP);
+SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_openmp_info(void);
+
+#define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
+
+static const R_CallMethodDef call_entries[] = {
+  CALLDEF(C_kernel_matmul, 5),
+  CALLDEF(C_kernel_matrix, 4),
+  CALLDEF(C_rff_draw, 4),
+  CALLDEF(C_rff_matmul, 6),
+  CALLDEF(C_rng_normal, 3),
+  CALLDEF(C_chol_solve, 5),
+  CALLDEF(C_sdd_solve, 8),
+  CALLDEF(C_mll, 5),
+  CALLDEF(C_openmp_info, 0),
+  {NULL, NULL, 0}
+};
+
+void attribute_visible R_init_sddgp(DllInfo *dll)
+{
+  R_registerRoutines(dll, NULL, call_entries, NULL, NULL);
+  R_useDynamicSymbols(dll, FALSE);
+  R_forceSymbols(dll, TRUE);
+}

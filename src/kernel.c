@@ -1,0 +1,75 @@
+#include <math.h>
+#include "kernel.h"
+
+#define SQRT3 1.7320508075688772
+#define SQRT5 2.2360679774997898
+
+int kernel_family_valid(int code)
+{
+  return code >= KERNEL_MATERN12 && code <= KERNEL_SE;
+}
+
+double kernel_value(const kernel *k, double r2)
+{
+  kernel_apply(k, &r2, 1);
+  return r2;
+}
+
+double kernel_dr2(const kernel *k, double r2)
+{
+  double r;
+  if (r2 < 0) r2 = 0;
+  switch (k->family) {
+  case KERNEL_MATERN12:
+    if (r2 == 0) return 0.0;
+    r = sqrt(r2);
+    return -k->variance * exp(-r) / (2.0 * r);
+  case KERNEL_MATERN32:
+    return -1.5 * k->variance * exp(-SQRT3 * sqrt(r2));
+  case KERNEL_MATERN52:
+    r = SQRT5 * sqrt(r2);
+    return -(5.0 / 6.0) * k->variance * (1.0 + r) * exp(-r);
+  case KERNEL_SE:
+    return -0.5 * k->variance * exp(-0.5 * r2);
+  }
+  return 0.0;
+}
+
+void kernel_apply(const kernel *k, double *r2, int len)
+{
+  /* The switch sits outside the loops so each loop body is branch-free and
+   * the compiler can vectorise the arithmetic around exp(). */
+  const double s2 = k->variance;
+  int i;
+  switch (k->family) {
+  case KERNEL_MATERN12:
+    for (i = 0; i < len; i++) r2[i] = s2 * exp(-sqrt(fmax(r2[i], 0.0)));
+    break;
+  case KERNEL_MATERN32:
+    for (i = 0; i < len; i++) {
+      double r = SQRT3 * sqrt(fmax(r2[i], 0.0));
+      r2[i] = s2 * (1.0 + r) * exp(-r);
+    }
+    break;
+  case KERNEL_MATERN52:
+    for (i = 0; i < len; i++) {
+      double r = SQRT5 * sqrt(fmax(r2[i], 0.0));
+      r2[i] = s2 * (1.0 + r + r * r / 3.0) * exp(-r);
+    }
+    break;
+  case KERNEL_SE:
+    for (i = 0; i < len; i++) r2[i] = s2 * exp(-0.5 * r2[i]);
+    break;
+  }
+}
+
+int kernel_spectral_df(const kernel *k)
+{
+  switch (k->family) {
+  case KERNEL_MATERN12: return 1;
+  case KERNEL_MATERN32: return 3;
+  case KERNEL_MATERN52: return 5;
+  case KERNEL_SE: return 0;
+  }
+  return 0;
+}

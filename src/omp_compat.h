@@ -1,0 +1,16 @@
+/* OpenMP where the compiler has it, serial stubs where it does not (Apple
+ * clang without libomp), so algorithm files need no #ifdef. */
+#ifndef SDDGP_OMP_COMPAT_H
+#define SDDGP_OMP_COMPAT_H
+#ifdef _OPENMP
+#include <omp.h>
+#else
+#include <time.h>
+#define omp_get_thread_num() 0
+#define omp_get_num_threads() 1
+#define omp_get_max_threads() 1
+#define omp_get_thread_limit() 1
+#define omp_get_num_procs() 1
+#define omp_get_wtime() ((double)clock() / CLOCKS_PER_SEC)
+#endif
+#endif

@@ -25,21 +25,75 @@ void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
   }
 }
 
-void kernel_block_matmul(const kernel *k, const points *p1, const int *rows,
-                         int nrows, const points *p2, const double *A,
-                         int ncol, double *out, int ldo, int nthreads)
+/* out[c * ldo] += sum_t kv[t] A[t + c * lda] for every column c.  Four
+ * columns at a time share each load of kv, and their four sums are
+ * independent chains the processor overlaps; a lone column gets four partial
+ * sums instead.  The order of additions is fixed, so results do not depend on
+ * threads. */
+static void tile_dot(const double *kv, int len, const double *A, int lda,
+                     int ncol, double *out, int ldo)
 {
-  const int n2 = p2->n;
+  int c = 0;
+  for (; c + 4 <= ncol; c += 4) {
+    const double *a0 = A + (size_t)c * lda, *a1 = a0 + lda, *a2 = a1 + lda,
+                 *a3 = a2 + lda;
+    double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    for (int t = 0; t < len; t++) {
+      const double k = kv[t];
+      s0 += k * a0[t];
+      s1 += k * a1[t];
+      s2 += k * a2[t];
+      s3 += k * a3[t];
+    }
+    out[(size_t)c * ldo] += s0;
+    out[(size_t)(c + 1) * ldo] += s1;
+    out[(size_t)(c + 2) * ldo] += s2;
+    out[(size_t)(c + 3) * ldo] += s3;
+  }
+  for (; c < ncol; c++) {
+    const double *a = A + (size_t)c * lda;
+    double p[4] = {0.0, 0.0, 0.0, 0.0};
+    int t = 0;
+    for (; t + 4 <= len; t += 4) {
+      p[0] += kv[t] * a[t];
+      p[1] += kv[t + 1] * a[t + 1];
+      p[2] += kv[t + 2] * a[t + 2];
+      p[3] += kv[t + 3] * a[t + 3];
+    }
+    for (; t < len; t++) p[t & 3] += kv[t] * a[t];
+    out[(size_t)c * ldo] += (p[0] + p[1]) + (p[2] + p[3]);
+  }
+}
+
+/* Kernel values of row point i against column tile j0..j0+len-1: a slice
+ * of the cache, or computed into buf. */
+static const double *row_tile(const kernel_op *op, int i, int j0, int len,
+                              double *buf)
+{
+  if (op->cache) return op->cache + (size_t)i * op->x2->n + j0;
+  block_sq_dist(op->x1, i, op->x2, j0, len, buf);
+  kernel_apply(op->k, buf, len);
+  return buf;
+}
+
+void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
+                    const double *A, int ncol, double *out, int ldo,
+                    int nthreads)
+{
+  const int n2 = op->x2->n;
   const int nchunks = (nrows + ROW_CHUNK - 1) / ROW_CHUNK;
   for (int c = 0; c < ncol; c++)
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
 
-  #pragma omp parallel num_threads(nthreads)
+  /* A team for a single chunk would only spin-wait, which on a busy machine
+   * costs far more than the work. */
+  #pragma omp parallel num_threads(nthreads) if (nchunks > 1)
   {
-    double kv[TILE];
+    double buf[TILE];
     /* A chunk of rows is the unit of work: one thread owns each row and adds
      * its tiles in order, so there is no cross-thread sum to reorder.  The
-     * column tile is reused by every row of the chunk while it is in cache. */
+     * tile of A (TILE x ncol) is reused by every row of the chunk while it
+     * is in cache. */
     #pragma omp for schedule(static)
     for (int ch = 0; ch < nchunks; ch++) {
       const int r0 = ch * ROW_CHUNK;
@@ -47,14 +101,8 @@ void kernel_block_matmul(const kernel *k, const points *p1, const int *rows,
       for (int j0 = 0; j0 < n2; j0 += TILE) {
         const int len = n2 - j0 < TILE ? n2 - j0 : TILE;
         for (int r = r0; r < r1; r++) {
-          block_sq_dist(p1, rows ? rows[r] : r, p2, j0, len, kv);
-          kernel_apply(k, kv, len);
-          for (int c = 0; c < ncol; c++) {
-            const double *a = A + (size_t)c * n2 + j0;
-            double s = 0.0;
-            for (int t = 0; t < len; t++) s += kv[t] * a[t];
-            out[r + (size_t)c * ldo] += s;
-          }
+          const double *kv = row_tile(op, rows ? rows[r] : r, j0, len, buf);
+          tile_dot(kv, len, A + j0, n2, ncol, out + r, ldo);
         }
       }
     }
@@ -65,17 +113,15 @@ void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
                          double *out, int nthreads)
 {
   const int n1 = p1->n, n2 = p2->n;
-  #pragma omp parallel num_threads(nthreads)
-  {
-    double kv[TILE];
-    #pragma omp for schedule(static)
-    for (int i = 0; i < n1; i++) {
-      for (int j0 = 0; j0 < n2; j0 += TILE) {
-        const int len = n2 - j0 < TILE ? n2 - j0 : TILE;
-        block_sq_dist(p1, i, p2, j0, len, kv);
-        kernel_apply(k, kv, len);
-        for (int t = 0; t < len; t++) out[i + (size_t)(j0 + t) * n1] = kv[t];
-      }
+  /* Column by column (k is symmetric, so column j is point j of p2 against
+   * all of p1), writing each column contiguously. */
+  #pragma omp parallel for num_threads(nthreads) schedule(static)
+  for (int j = 0; j < n2; j++) {
+    double *col = out + (size_t)j * n1;
+    for (int i0 = 0; i0 < n1; i0 += TILE) {
+      const int len = n1 - i0 < TILE ? n1 - i0 : TILE;
+      block_sq_dist(p2, j, p1, i0, len, col + i0);
+      kernel_apply(k, col + i0, len);
     }
   }
 }

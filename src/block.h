@@ -18,15 +18,25 @@ typedef struct {
   int d;
 } points;
 
-/* out[r + c*ldo] = sum_j k(p1[rows[r]], p2[j]) A[j + c*n2], for
- * r < nrows, c < ncol.  rows == NULL means rows 0..nrows-1.  out is
- * overwritten. */
-void kernel_block_matmul(const kernel *k, const points *p1, const int *rows,
-                         int nrows, const points *p2, const double *A,
-                         int ncol, double *out, int ldo, int nthreads);
+/* A kernel block K(x1, x2) as the solvers and predictions see it: evaluated
+ * on the fly, or read from a precomputed matrix when that fits in memory
+ * (each step then streams rows from memory instead of recomputing them).
+ * Both sources feed the same tiled loop, so they give identical sums. */
+typedef struct {
+  const kernel *k;
+  const points *x1;    /* row points */
+  const points *x2;    /* column points */
+  const double *cache; /* NULL, or K(x2, x2) column-major when x1 == x2 */
+} kernel_op;
 
-/* The dense block K(p1, p2) into out (p1->n x p2->n, column-major). For the
- * exact solver and the marginal likelihood on small subsets. */
+/* out[r + c*ldo] = sum_j K(x1[rows[r]], x2[j]) A[j + c*n2], for r < nrows,
+ * c < ncol; rows == NULL means rows 0..nrows-1.  out is overwritten. */
+void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
+                    const double *A, int ncol, double *out, int ldo,
+                    int nthreads);
+
+/* The dense block K(p1, p2) into out (p1->n x p2->n, column-major): the
+ * cache, the exact solver and the marginal likelihood on small subsets. */
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
                          double *out, int nthreads);
 

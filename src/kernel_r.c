@@ -10,8 +10,9 @@ SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP threads)
   if (p1.d != p2.d || a.n != p2.n)
     Rf_error("internal error: non-conformable kernel block product");
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, p1.n, a.d));
-  kernel_block_matmul(&k, &p1, NULL, p1.n, &p2, a.x, a.d, REAL(out), p1.n,
-                      glue_threads(threads));
+  const kernel_op op = {&k, &p1, &p2, NULL};
+  kernel_op_rows(&op, NULL, p1.n, a.x, a.d, REAL(out), p1.n,
+                 glue_threads(threads));
   UNPROTECT(1);
   return out;
 }

@@ -11,18 +11,17 @@
 /* Rows per unit of work in the dense (elementwise) part of a step. */
 #define DENSE_CHUNK 4096
 
-void residual_probe(const kernel *k, const points *x, const double *noise,
+void residual_probe(const kernel_op *K, const double *noise,
                     const double *rhs, const double *rhs_norm, int nrhs,
                     const double *alpha, int probe_size, uint64_t seed,
                     uint64_t probe_id, int nthreads, double *work, int *rows,
                     double *residuals)
 {
-  const int n = x->n;
+  const int n = K->x2->n;
   for (int j = 0; j < probe_size; j++)
     rows[j] = rng_index(seed, RNG_STREAM_PROBE,
                         probe_id * (uint64_t)probe_size + j, n);
-  kernel_block_matmul(k, x, rows, probe_size, x, alpha, nrhs, work,
-                      probe_size, nthreads);
+  kernel_op_rows(K, rows, probe_size, alpha, nrhs, work, probe_size, nthreads);
   for (int c = 0; c < nrhs; c++) {
     const double *a = alpha + (size_t)c * n, *b = rhs + (size_t)c * n;
     double ss = 0.0;
@@ -49,10 +48,9 @@ static void shuffle(int *perm, int n, uint64_t seed, uint64_t epoch)
   }
 }
 
-static void draw_batch(const sdd_options *opt, int n, int t, int *perm,
+static void draw_batch(const sdd_options *opt, int n, int B, int t, int *perm,
                        int *idx)
 {
-  const int B = opt->batch_size;
   if (opt->batch_sampling == SDD_BATCH_UNIFORM) {
     for (int j = 0; j < B; j++)
       idx[j] = rng_index(opt->seed, RNG_STREAM_BATCH,
@@ -74,12 +72,15 @@ static int all_finite(const double *a, size_t len)
   return 1;
 }
 
-sdd_status sdd_solve(const kernel *k, const points *x, const double *noise,
+sdd_status sdd_solve(const kernel_op *K, const double *noise,
                      const double *rhs, int nrhs, const sdd_options *opt,
                      double *alpha_bar, int *iterations_done,
                      sdd_callback callback, void *ctx)
 {
-  const int n = x->n, B = opt->batch_size, P = opt->probe_size;
+  const int n = K->x2->n, P = opt->probe_size;
+  /* A batch larger than the data would make an epoch of permutation
+   * sampling empty. */
+  const int B = opt->batch_size < n ? opt->batch_size : n;
   const size_t len = (size_t)n * nrhs;
   const double rho = opt->momentum, r = opt->averaging_rate;
   sdd_status status = SDD_STATUS_MAX_ITER;
@@ -110,10 +111,10 @@ sdd_status sdd_solve(const kernel *k, const points *x, const double *noise,
   }
 
   for (t = 0; t < opt->iterations; t++) {
-    draw_batch(opt, n, t, perm, idx);
+    draw_batch(opt, n, B, t, perm, idx);
 
     /* Gradient rows: (K_I alpha + noise_I alpha_I - b_I) / B. */
-    kernel_block_matmul(k, x, idx, B, x, alpha, nrhs, grad, B, opt->nthreads);
+    kernel_op_rows(K, idx, B, alpha, nrhs, grad, B, opt->nthreads);
     for (int c = 0; c < nrhs; c++) {
       const double *a = alpha + (size_t)c * n, *b = rhs + (size_t)c * n;
       double *g = grad + (size_t)c * B;
@@ -138,7 +139,8 @@ sdd_status sdd_solve(const kernel *k, const points *x, const double *noise,
     /* Dense part of the step in one pass: alpha -= lr rho m, average, and
      * decay m by rho ahead of the next step's scatter, which together give
      * m_t = g_t + rho m_{t-1}. */
-    #pragma omp parallel for num_threads(opt->nthreads) schedule(static)
+    #pragma omp parallel for num_threads(opt->nthreads) schedule(static) \
+        if (n > DENSE_CHUNK)
     for (int i0 = 0; i0 < n; i0 += DENSE_CHUNK) {
       const int i1 = i0 + DENSE_CHUNK < n ? i0 + DENSE_CHUNK : n;
       for (int c = 0; c < nrhs; c++) {
@@ -158,7 +160,7 @@ sdd_status sdd_solve(const kernel *k, const points *x, const double *noise,
                           ((t + 1) % opt->check_every == 0 ||
                            t + 1 == opt->iterations);
     if (probe_now) {
-      residual_probe(k, x, noise, rhs, rhs_norm, nrhs, alpha_bar, P,
+      residual_probe(K, noise, rhs, rhs_norm, nrhs, alpha_bar, P,
                      opt->seed, (uint64_t)(t + 1), opt->nthreads, probe_work,
                      probe_rows, residuals);
       int below = 1;

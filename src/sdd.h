@@ -23,13 +23,13 @@ typedef enum {
 
 typedef struct {
   int iterations;
-  int batch_size;
+  int batch_size;          /* capped at n */
   sdd_batch_sampling batch_sampling;
   const double *step_size; /* one per right-hand side: the paper's beta n */
   double momentum;
   double averaging_rate;   /* r of the geometric average */
   int check_every;         /* iterations between residual probes */
-  int probe_size;          /* rows in each residual probe */
+  int probe_size;          /* rows in each residual probe, >= 1 */
   double tolerance;        /* stop once every probed residual is below; 0 = never */
   uint64_t seed;
   int nthreads;
@@ -51,16 +51,17 @@ typedef int (*sdd_callback)(void *ctx, int iteration, const double *residuals);
 
 /* alpha_bar (n x nrhs, column-major) receives the averaged iterate.
  * *iterations_done is the number of completed steps. */
-sdd_status sdd_solve(const kernel *k, const points *x, const double *noise,
+sdd_status sdd_solve(const kernel_op *K, const double *noise,
                      const double *rhs, int nrhs, const sdd_options *opt,
                      double *alpha_bar, int *iterations_done,
                      sdd_callback callback, void *ctx);
 
 /* Relative residual estimate for each column of alpha from `probe_size`
- * random rows drawn with counters starting at `probe_id * probe_size`;
- * needs workspace of probe_size * (nrhs + 1) doubles plus probe_size ints.
+ * random rows (probe_size >= 1) drawn with counters starting at
+ * `probe_id * probe_size`; needs workspace of probe_size * nrhs doubles and
+ * probe_size ints.
  * Shared by SDD's trace and by other iterative solvers' diagnostics. */
-void residual_probe(const kernel *k, const points *x, const double *noise,
+void residual_probe(const kernel_op *K, const double *noise,
                     const double *rhs, const double *rhs_norm, int nrhs,
                     const double *alpha, int probe_size, uint64_t seed,
                     uint64_t probe_id, int nthreads, double *work, int *rows,

@@ -60,10 +60,19 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP step_size,
   ctx.trace_res = (double *)R_alloc((size_t)ctx.max_trace * b.d, sizeof(double));
   ctx.start = ctx.last_check = omp_get_wtime();
 
+  /* The R side decided whether the n x n kernel matrix fits the memory
+   * budget; R_alloc frees it even if the solve is interrupted. */
+  kernel_op K = {&k, &p, &p, NULL};
+  if (Rf_asLogical(glue_list_get(control, "use_cache"))) {
+    double *cache = (double *)R_alloc((size_t)p.n * p.n, sizeof(double));
+    kernel_block_matrix(&k, &p, &p, cache, opt.nthreads);
+    K.cache = cache;
+  }
+
   SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
   int done = 0;
   const sdd_status status =
-      sdd_solve(&k, &p, glue_doubles(noise, p.n, "noise"), b.x, b.d, &opt,
+      sdd_solve(&K, glue_doubles(noise, p.n, "noise"), b.x, b.d, &opt,
                 REAL(alpha), &done, record, &ctx);
 
   SEXP iter = PROTECT(Rf_allocVector(INTSXP, ctx.ntrace));

@@ -6,8 +6,8 @@
  * exponential; for Matern-nu a multivariate Student-t with 2 nu degrees of
  * freedom, z sqrt(2 nu / u) with one chi-square u per feature shared by all
  * coordinates (a per-coordinate t is only right in one dimension). */
-#ifndef SDDGP_FEATURES_H
-#define SDDGP_FEATURES_H
+#ifndef SDDGP_RFF_H
+#define SDDGP_RFF_H
 
 #include <stdint.h>
 #include "block.h"

@@ -1,6 +1,6 @@
 #include <math.h>
 #include <string.h>
-#include "features.h"
+#include "rff.h"
 #include "rng.h"
 #include "omp_compat.h"
 

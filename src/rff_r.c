@@ -2,7 +2,7 @@
 #include <math.h>
 #include <string.h>
 #include "glue.h"
-#include "features.h"
+#include "rff.h"
 #include "rng.h"
 
 SEXP C_rff_draw(SEXP spec, SEXP m_, SEXP d_, SEXP seed)

@@ -1,0 +1,339 @@
+#' Fit a Gaussian process by stochastic dual descent
+#'
+#' Fits the Gaussian process regression model \eqn{y = f(x) + \epsilon} with
+#' \eqn{f \sim GP(0, k)} and \eqn{\epsilon \sim N(0, \lambda)}. The posterior
+#' mean's representer weights solve \eqn{(K + \lambda I) \alpha = y}; with the
+#' default `solver = "sdd"` this system is solved by stochastic dual descent,
+#' which touches `batch_size` rows of the kernel matrix per step and never
+#' stores it, so `n` can be in the hundreds of thousands or more.
+#' `solver = "cholesky"` solves exactly (O(n^3) time, O(n^2) memory) for small
+#' data. With `samples > 0` the fit also holds posterior function samples by
+#' pathwise conditioning: prior draws from random Fourier features, each
+#' corrected by the solution of its own linear system (solved together with
+#' the mean's, sharing every kernel row).
+#'
+#' Kernel hyperparameters and `noise` that are not given are estimated first,
+#' by maximising the exact log marginal likelihood on a random subset of the
+#' data (see [estimation_control()]); the estimates are reported by `print()`
+#' and `summary()`. With `standardize = TRUE` every input column and the
+#' target are centred and scaled by their training mean and (population)
+#' standard deviation before fitting; constant columns are only centred.
+#' Hyperparameters (given or estimated) then refer to the standardised data,
+#' and predictions come back in the original units.
+#'
+#' @param x A numeric matrix or data frame of inputs (one row per
+#'   observation), or a formula `y ~ x1 + x2` (or `y ~ .`).
+#' @param y Numeric vector of targets, one per row of `x`.
+#' @param data For the formula method: a data frame holding the variables.
+#' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
+#'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`.
+#' @param noise Observation noise variance \eqn{\lambda}, or `NULL` to
+#'   estimate it.
+#' @param solver `"sdd"` (stochastic dual descent) or `"cholesky"` (exact).
+#' @param control Solver settings from [sdd_control()].
+#' @param samples Number of posterior function samples to draw at fit time;
+#'   needed for standard errors and intervals in [predict.sddgp()].
+#' @param standardize Standardise inputs and targets (see Details).
+#' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @param estimation Settings of hyperparameter estimation,
+#'   [estimation_control()].
+#' @param na.action For the formula method: what to do with missing values.
+#' @param ... For the formula method, arguments passed to the default method.
+#' @return An object of class `sddgp`: a list holding the standardised
+#'   training data, the scaling, the kernel and noise, the representer
+#'   weights of the mean (`alpha`) and of the samples (`alpha_samples`), the
+#'   prior draws behind the samples, the solver settings, a convergence trace
+#'   and timings. See [predict.sddgp()], [simulate.sddgp()],
+#'   [summary.sddgp()] and [plot.sddgp()].
+#' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
+#'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic
+#'   gradient descent for Gaussian processes done right. *ICLR*.
+#'
+#'   Wilson, J. T., Borovitskiy, V., Terenin, A., Mostowsky, P. and Deisenroth,
+#'   M. P. (2020). Efficiently sampling functions from Gaussian process
+#'   posteriors. *ICML*.
+#' @examples
+#' set.seed(1)
+#' x <- matrix(runif(400), ncol = 2)
+#' y <- sin(6 * x[, 1]) + x[, 2]^2 + rnorm(200, sd = 0.1)
+#' fit <- gp_sdd(x, y, kernel = matern(3/2, lengthscale = c(0.3, 0.6), variance = 1),
+#'               noise = 0.02, control = sdd_control(iterations = 2000),
+#'               samples = 16, threads = 1)
+#' fit
+#' predict(fit, x[1:3, ], interval = "prediction")
+#'
+#' # formula interface, hyperparameters estimated
+#' d <- data.frame(x1 = x[, 1], x2 = x[, 2], y = y)
+#' fit2 <- gp_sdd(y ~ ., data = d, solver = "cholesky", threads = 1)
+#' summary(fit2)
+#' @export
+gp_sdd <- function(x, ...) UseMethod("gp_sdd")
+
+#' @rdname gp_sdd
+#' @export
+gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
+                           solver = "sdd", control = sdd_control(),
+                           samples = 0, standardize = TRUE, threads = NULL,
+                           estimation = estimation_control(), ...) {
+  call <- match.call()
+  check_dots_empty(...)
+  x <- check_inputs(x)
+  y <- check_targets(y, nrow(x))
+  solver <- check_solver(solver, nrow(x))
+  if (!inherits(control, "sddgp_control")) {
+    abort_argument("control", "must be made by sdd_control()")
+  }
+  check_number(samples, "samples", lower = 0, upper = 1e5, integer = TRUE)
+  check_flag(standardize, "standardize")
+  kernel <- kernel_for_dimension(as_kernel(kernel), ncol(x))
+  if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
+  threads <- sddgp_threads(threads)
+
+  scaling <- standardization(x, y, standardize)
+  xs <- standardize_inputs(x, scaling)
+  ys <- (y - scaling$y_center) / scaling$y_scale
+
+  estimated <- NULL
+  if (!kernel_is_complete(kernel) || is.null(noise)) {
+    estimated <- estimate_hyperparameters(xs, ys, kernel, noise, estimation, threads)
+    kernel <- estimated$kernel
+    noise <- estimated$noise
+    estimated <- estimated$estimation
+  }
+
+  fit <- new_sddgp(xs, ys, scaling, kernel, noise, solver, control,
+                   colnames(x), threads)
+  fit$estimation <- estimated
+  fit <- fit_posterior(fit, samples, threads)
+  fit$call <- call
+  fit
+}
+
+#' @rdname gp_sdd
+#' @export
+gp_sdd.formula <- function(x, data, ..., na.action = stats::na.omit) {
+  formula <- x
+  if (missing(data)) abort_argument("data", "is missing: give the data frame holding the variables")
+  mf <- stats::model.frame(formula, data = data, na.action = na.action)
+  terms <- attr(mf, "terms")
+  attr(terms, "intercept") <- 0L
+  xm <- stats::model.matrix(terms, mf)
+  attr(xm, "assign") <- NULL
+  attr(xm, "contrasts") <- NULL
+  y <- stats::model.response(mf, "numeric")
+  if (is.null(y)) abort_argument("x", "must be a formula with a response, such as y ~ .")
+  fit <- gp_sdd.default(xm, y, ...)
+  fit$terms <- terms
+  fit$xlevels <- stats::.getXlevels(terms, mf)
+  fit$na.action <- attr(mf, "na.action")
+  fit$call <- match.call()
+  fit
+}
+
+new_sddgp <- function(xs, ys, scaling, kernel, noise, solver, control,
+                      input_names, threads) {
+  structure(list(x = xs, y = ys, scaling = scaling, kernel = kernel,
+                 noise = noise, solver = solver, control = control,
+                 input_names = input_names, n = nrow(xs), d = ncol(xs),
+                 threads = threads),
+            class = "sddgp")
+}
+
+# Solve for the posterior mean and `samples` pathwise samples together.
+fit_posterior <- function(fit, samples, threads) {
+  xs <- scale_inputs(fit$x, fit$kernel)
+  rhs <- matrix(fit$y, ncol = 1L)
+  prior <- NULL
+  if (samples > 0) {
+    prior <- draw_prior(fit$kernel, fit$d, fit$control$features, samples)
+    rhs <- cbind(rhs, sample_rhs(prior, fit$kernel, fit$noise, fit$x, threads))
+  }
+  steps <- if (fit$solver == "sdd") {
+    sdd_step_sizes(fit$control, xs, fit$kernel, fit$noise, threads)
+  }
+  sol <- solve_system(fit$solver, xs, fit$kernel, fit$noise, rhs, fit$control,
+                      steps, has_mean = TRUE, threads = threads)
+  fit$alpha <- sol$alpha[, 1L]
+  fit$alpha_samples <- sol$alpha[, -1L, drop = FALSE]
+  fit$prior <- prior
+  fit$iterations <- sol$iterations
+  fit$status <- sol$status
+  fit$seconds <- sol$seconds
+  fit$trace <- sol$trace
+  fit$step_size <- sol$step_size
+  fit
+}
+
+standardization <- function(x, y, standardize) {
+  if (!standardize) {
+    return(list(x_center = rep(0, ncol(x)), x_scale = rep(1, ncol(x)),
+                y_center = 0, y_scale = 1))
+  }
+  pop_sd <- function(v) sqrt(mean((v - mean(v))^2))
+  x_scale <- apply(x, 2L, pop_sd)
+  # A constant column is only centred: dividing by its zero spread would
+  # turn it into NaN (the reference implementation's bug on keggdirected).
+  x_scale[x_scale < 1e-12 * pmax(1, abs(colMeans(x)))] <- 1
+  y_scale <- pop_sd(y)
+  list(x_center = colMeans(x), x_scale = x_scale, y_center = mean(y),
+       y_scale = if (y_scale > 0) y_scale else 1)
+}
+
+standardize_inputs <- function(x, scaling) {
+  n <- nrow(x)
+  (x - rep(scaling$x_center, each = n)) * rep(1 / scaling$x_scale, each = n)
+}
+
+check_inputs <- function(x, arg = "x") {
+  if (is.data.frame(x)) {
+    numeric_cols <- vapply(x, is.numeric, logical(1L))
+    if (!all(numeric_cols)) {
+      abort_argument(arg, sprintf(
+        "must have only numeric columns; %s %s not numeric (use the formula interface to expand factors)",
+        paste0("`", names(x)[!numeric_cols], "`", collapse = ", "),
+        if (sum(!numeric_cols) == 1L) "is" else "are"))
+    }
+    x <- as.matrix(x)
+  }
+  if (is.numeric(x) && is.null(dim(x))) x <- matrix(x, ncol = 1L)
+  if (!is.matrix(x) || !is.numeric(x)) {
+    abort_argument(arg, "must be a numeric matrix or data frame")
+  }
+  if (nrow(x) < 2L) abort_argument(arg, sprintf("must have at least 2 rows, not %d", nrow(x)))
+  if (ncol(x) < 1L) abort_argument(arg, "must have at least one column")
+  bad <- !is.finite(x)
+  if (any(bad)) {
+    rows <- which(rowSums(bad) > 0)
+    abort_argument(arg, sprintf(
+      "contains NA, NaN or infinite values in %d row%s (first: row %d)",
+      length(rows), if (length(rows) == 1L) "" else "s", rows[1L]))
+  }
+  storage.mode(x) <- "double"
+  x
+}
+
+check_targets <- function(y, n) {
+  if (is.data.frame(y) && ncol(y) == 1L) y <- y[[1L]]
+  if (!is.numeric(y) || !is.null(dim(y)) && !(length(dim(y)) == 2L && ncol(y) == 1L)) {
+    abort_argument("y", "must be a numeric vector")
+  }
+  y <- as.numeric(y)
+  if (length(y) != n) {
+    abort_argument("y", sprintf("has length %d but `x` has %d rows", length(y), n))
+  }
+  bad <- which(!is.finite(y))
+  if (length(bad)) {
+    abort_argument("y", sprintf("contains %d NA, NaN or infinite value%s (first: element %d)",
+                                length(bad), if (length(bad) == 1L) "" else "s", bad[1L]))
+  }
+  y
+}
+
+check_flag <- function(x, arg) {
+  if (!is.logical(x) || length(x) != 1L || is.na(x)) abort_argument(arg, "must be TRUE or FALSE")
+  x
+}
+
+check_dots_empty <- function(...) {
+  if (...length() > 0L) {
+    nm <- names(list(...))
+    shown <- if (is.null(nm)) "unnamed" else paste0("`", nm[nzchar(nm)], "`", collapse = ", ")
+    abort_argument("...", sprintf("must be empty; unused argument(s): %s", shown))
+  }
+}
+
+#' @export
+print.sddgp <- function(x, digits = 4, ...) {
+  cat("Gaussian process fitted by", solver_label(x), "\n")
+  cat(sprintf("  %d observations, %d input%s; %d posterior sample%s\n", x$n, x$d,
+              if (x$d == 1L) "" else "s", ncol(x$alpha_samples),
+              if (ncol(x$alpha_samples) == 1L) "" else "s"))
+  cat(sprintf("  kernel: %s, variance %s\n", kernel_label(x$kernel),
+              format(x$kernel$variance, digits = digits)))
+  cat(strwrap(paste(format(x$kernel$lengthscale, digits = digits), collapse = " "),
+              indent = 2, exdent = 4, prefix = "", initial = "  lengthscales: "),
+      sep = "\n")
+  cat(sprintf("  noise variance: %s\n", format(x$noise, digits = digits)))
+  if (!is.null(x$estimation)) {
+    cat(sprintf("  estimated by marginal likelihood on %d points: %s\n",
+                x$estimation$subset_size, paste(x$estimation$estimated, collapse = ", ")))
+  }
+  if (x$solver == "sdd") {
+    cat(sprintf("  %d iterations in %.1f s; relative residual %s\n", x$iterations,
+                x$seconds, format(final_residual(x), digits = 3)))
+  }
+  invisible(x)
+}
+
+solver_label <- function(fit) {
+  switch(fit$solver, sdd = "stochastic dual descent", cholesky = "exact Cholesky solve")
+}
+
+final_residual <- function(fit) {
+  if (nrow(fit$trace) == 0L) return(NA_real_)
+  fit$trace$residual[nrow(fit$trace)]
+}
+
+#' Summarise a Gaussian process fit
+#'
+#' @param object,x An `sddgp` fit, or its summary.
+#' @param digits Significant digits to print.
+#' @param ... Unused.
+#' @return `summary()` returns an object of class `summary.sddgp`: a list with
+#'   the data size, kernel and hyperparameters (in standardised units), noise,
+#'   solver settings, iterations, timings and the final estimated relative
+#'   residuals of the mean and sample systems.
+#' @export
+summary.sddgp <- function(object, ...) {
+  tr <- object$trace
+  last <- if (nrow(tr)) tr[nrow(tr), ] else NULL
+  structure(list(
+    call = object$call, n = object$n, d = object$d, kernel = object$kernel,
+    noise = object$noise, solver = object$solver, control = object$control,
+    step_size = object$step_size, samples = ncol(object$alpha_samples),
+    iterations = object$iterations, status = object$status,
+    seconds = object$seconds, threads = object$threads,
+    residual = if (!is.null(last)) last$residual else NA_real_,
+    residual_samples = if (!is.null(last)) last$residual_samples else NA_real_,
+    estimation = object$estimation, scaling = object$scaling),
+    class = "summary.sddgp")
+}
+
+#' @rdname summary.sddgp
+#' @export
+print.summary.sddgp <- function(x, digits = 4, ...) {
+  if (!is.null(x$call)) {
+    cat("Call:\n")
+    print(x$call)
+    cat("\n")
+  }
+  cat(sprintf("Data: %d observations, %d input%s\n", x$n, x$d, if (x$d == 1L) "" else "s"))
+  cat("\nKernel (standardised units):\n")
+  print(x$kernel, digits = digits)
+  cat(sprintf("  noise variance: %s\n", format(x$noise, digits = digits)))
+  if (!is.null(x$estimation)) {
+    cat(sprintf("  estimated (%s) on %d points: log marginal likelihood %s, %.1f s\n",
+                paste(x$estimation$estimated, collapse = ", "), x$estimation$subset_size,
+                format(x$estimation$log_marginal_likelihood, digits = digits),
+                x$estimation$seconds))
+  }
+  cat("\nSolver:", switch(x$solver, sdd = "stochastic dual descent",
+                          cholesky = "exact Cholesky"), "\n")
+  if (x$solver == "sdd") {
+    ctl <- x$control
+    cat(sprintf("  batch size %d (%s), momentum %s, step size %s (samples %s)\n",
+                min(ctl$batch_size, x$n), ctl$batch_sampling, format(ctl$momentum),
+                format(signif(x$step_size[["mean"]], 4)),
+                format(signif(x$step_size[["samples"]], 4))))
+    cat(sprintf("  %d of %d iterations (%s), %d thread%s, %.2f s\n", x$iterations,
+                ctl$iterations, x$status, x$threads, if (x$threads == 1L) "" else "s",
+                x$seconds))
+    cat(sprintf("  estimated relative residual: mean %s, samples %s\n",
+                format(x$residual, digits = 3), format(x$residual_samples, digits = 3)))
+  } else {
+    cat(sprintf("  %.2f s, %d thread%s\n", x$seconds, x$threads,
+                if (x$threads == 1L) "" else "s"))
+  }
+  cat(sprintf("Posterior samples: %d\n", x$samples))
+  invisible(x)
+}

@@ -1,0 +1,202 @@
+#' Settings of hyperparameter estimation
+#'
+#' Kernel hyperparameters and a noise variance left `NULL` in [gp_sdd()] are
+#' estimated by maximising the exact Gaussian process log marginal likelihood
+#' of a random subset of `subset_size` training points, with analytic
+#' gradients and L-BFGS-B ([stats::optim()]) on the log scale. An evaluation
+#' costs \eqn{O(m^3)} time and \eqn{O(m^2)} memory for `m` points (about 3
+#' seconds and 32 MB at `m = 2000` with the reference BLAS), so the
+#' optimisation runs in two stages: to convergence on a pilot subset of
+#' `pilot_size` of those points, then at most `polish_iterations` more steps
+#' on the whole subset, started from the pilot's estimates.
+#'
+#' The optimisation starts from length scales \eqn{\sqrt{d}} times the
+#' standard deviation of each input column (the median-distance heuristic:
+#' typical distances between points are then about one length scale), the
+#' variance of the targets as kernel variance and a tenth of it as noise
+#' variance. It is confined to length scales within \eqn{10^{-3}} and
+#' \eqn{10^{3}} times the column's standard deviation, kernel variances
+#' within \eqn{10^{-4}} and \eqn{10^{3}} times the target variance, and noise
+#' variances within `min_noise` and 10 times the target variance. With
+#' standardised data (the default in [gp_sdd()]) these standard deviations
+#' and variances are 1.
+#'
+#' @param subset_size Number of training points whose marginal likelihood is
+#'   maximised (all of them if there are fewer).
+#' @param pilot_size Size of the pilot subset, drawn from within the subset;
+#'   a `pilot_size` of at least `subset_size` optimises on the subset only.
+#' @param max_iterations Maximum number of L-BFGS-B iterations on the pilot
+#'   subset.
+#' @param polish_iterations Maximum number of L-BFGS-B iterations on the
+#'   whole subset.
+#' @param tolerance Relative reduction of the negative log marginal likelihood
+#'   below which L-BFGS-B stops (its `factr` times the machine epsilon).
+#' @param min_noise Smallest noise variance allowed, relative to the variance
+#'   of the targets: it keeps the kernel matrix well conditioned.
+#' @return An object of class `sddgp_estimation_control`, a list of the
+#'   settings.
+#' @seealso [gp_sdd()], whose `estimation` argument takes these settings.
+#' @examples
+#' estimation_control()
+#' # a faster, rougher estimate
+#' estimation_control(subset_size = 1000, polish_iterations = 2)
+#' @export
+estimation_control <- function(subset_size = 2000, pilot_size = 500,
+                               max_iterations = 200, polish_iterations = 5,
+                               tolerance = 1e-7, min_noise = 1e-6) {
+  check_number(subset_size, "subset_size", lower = 10, upper = 50000,
+               integer = TRUE)
+  check_number(pilot_size, "pilot_size", lower = 10, upper = 50000,
+               integer = TRUE)
+  check_number(max_iterations, "max_iterations", lower = 1, upper = 1e5,
+               integer = TRUE)
+  check_number(polish_iterations, "polish_iterations", lower = 1,
+               upper = 1e5, integer = TRUE)
+  check_number(tolerance, "tolerance", lower = 0, upper = 1, lower_open = TRUE,
+               upper_open = TRUE)
+  check_number(min_noise, "min_noise", lower = 0, upper = 1, lower_open = TRUE,
+               upper_open = TRUE)
+  structure(list(subset_size = as.integer(subset_size),
+                 pilot_size = as.integer(pilot_size),
+                 max_iterations = as.integer(max_iterations),
+                 polish_iterations = as.integer(polish_iterations),
+                 tolerance = tolerance, min_noise = min_noise),
+            class = "sddgp_estimation_control")
+}
+
+#' @export
+print.sddgp_estimation_control <- function(x, ...) {
+  cat("Hyperparameter estimation settings\n")
+  cat(sprintf("  exact marginal likelihood on %d points (pilot %d points)\n",
+              x$subset_size, x$pilot_size))
+  cat(sprintf("  L-BFGS-B: at most %d pilot and %d subset iterations, tolerance %s\n",
+              x$max_iterations, x$polish_iterations, format(x$tolerance)))
+  cat(sprintf("  noise variance at least %s\n", format(x$min_noise)))
+  invisible(x)
+}
+
+# Maximise the exact log marginal likelihood of a random subset of (x, y)
+# over the hyperparameters left NULL in `kernel` and `noise`; the given ones
+# stay fixed.  x and y are the (standardised) training data.  Returns the
+# completed kernel, the noise and a record of the estimation.
+estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
+  start_time <- proc.time()[["elapsed"]]
+  n <- nrow(x)
+  d <- ncol(x)
+  m <- min(n, control$subset_size)
+  # A random order of the subset: its first points are the nested pilot.
+  rows <- sample.int(n, m)
+  xs <- x[rows, , drop = FALSE]
+  ys <- y[rows]
+
+  kernel <- kernel_for_dimension(kernel, d)
+  space <- parameter_space(xs, ys, kernel, noise, control$min_noise)
+  free <- space$free
+  par <- space$start[free]
+  sizes <- if (control$pilot_size < m) c(control$pilot_size, m) else m
+  iterations <- c(control$max_iterations, control$polish_iterations)
+  counts <- c(pilot = 0L, subset = 0L)
+  convergence <- 0L
+  messages <- character()
+
+  for (s in seq_along(sizes)) {
+    objective <- mll_objective(xs[seq_len(sizes[s]), , drop = FALSE],
+                               ys[seq_len(sizes[s])], kernel$family,
+                               space$start, free, threads)
+    if (length(free) > 0L) {
+      # The polish starts near the optimum: a first step of 0.1 on the log
+      # scale instead of L-BFGS-B's unit step saves line-search evaluations
+      # that cost seconds each.
+      scale <- if (s > 1L) 0.1 else 1
+      opt <- stats::optim(par, objective$fn, objective$gr, method = "L-BFGS-B",
+                          lower = space$lower[free], upper = space$upper[free],
+                          control = list(maxit = iterations[s],
+                                         factr = control$tolerance / .Machine$double.eps,
+                                         parscale = rep(scale, length(par))))
+      par <- opt$par
+      stage <- if (length(sizes) == 2L && s == 1L) "pilot" else "subset"
+      messages[stage] <- sprintf("%s (%d points): %s", stage, sizes[s],
+                                 stage_message(opt))
+      # The pilot is run to convergence, the polish only refines it.
+      if (s == 1L) convergence <- opt$convergence
+    }
+    value <- objective$fn(par)
+    counts[[if (s < length(sizes)) "pilot" else "subset"]] <- objective$count()
+  }
+
+  theta <- space$start
+  theta[free] <- par
+  kernel$lengthscale <- exp(theta[seq_len(d)])
+  kernel$variance <- exp(theta[[d + 1L]])
+  estimated <- c(if (1L %in% free) "lengthscale",
+                 if ((d + 1L) %in% free) "variance",
+                 if ((d + 2L) %in% free) "noise")
+  list(kernel = kernel,
+       noise = exp(theta[[d + 2L]]),
+       estimation = list(subset_size = m,
+                         log_marginal_likelihood = -m * value,
+                         counts = counts,
+                         convergence = convergence,
+                         message = paste(messages, collapse = "; "),
+                         seconds = proc.time()[["elapsed"]] - start_time,
+                         estimated = estimated))
+}
+
+# Log hyperparameters theta = (log lengthscales, log variance, log noise):
+# starting values (the given values for fixed ones), box bounds and the
+# indices of the free ones.  Starting values and bounds follow the scale of
+# the data, see ?estimation_control.
+parameter_space <- function(x, y, kernel, noise, min_noise) {
+  d <- ncol(x)
+  sd_x <- sqrt(colMeans(sweep(x, 2L, colMeans(x))^2))
+  sd_x[!is.finite(sd_x) | sd_x <= 0] <- 1
+  var_y <- mean((y - mean(y))^2)
+  if (!is.finite(var_y) || var_y <= 0) var_y <- 1
+  start <- log(c(sqrt(d) * sd_x, var_y, var_y / 10))
+  lower <- log(c(1e-3 * sd_x, 1e-4 * var_y, min_noise * var_y))
+  upper <- log(c(1e3 * sd_x, 1e3 * var_y, 10 * var_y))
+  fixed <- c(if (!is.null(kernel$lengthscale)) seq_len(d),
+             if (!is.null(kernel$variance)) d + 1L,
+             if (!is.null(noise)) d + 2L)
+  start[fixed] <- log(as.numeric(c(kernel$lengthscale, kernel$variance, noise)))
+  list(start = start, lower = lower, upper = upper,
+       free = setdiff(seq_len(d + 2L), fixed))
+}
+
+# The negative log marginal likelihood per point and its gradient as
+# functions of the free log hyperparameters, for optim().  Per point, values
+# and tolerances mean the same for the pilot and the whole subset.  optim()
+# asks for the value and the gradient at the same point in separate calls;
+# the last evaluation is cached so each point costs one O(m^3) evaluation.
+mll_objective <- function(x, y, family, theta, free, threads) {
+  d <- ncol(x)
+  m <- nrow(x)
+  last_par <- NULL
+  last <- NULL
+  count <- 0L
+  evaluate <- function(par) {
+    if (!identical(par, last_par)) {
+      theta[free] <- par
+      kernel <- list(family = family, lengthscale = exp(theta[seq_len(d)]),
+                     variance = exp(theta[[d + 1L]]))
+      res <- .Call(C_mll, scale_inputs(x, kernel), y, kernel_spec(kernel),
+                   exp(theta[[d + 2L]]), threads)
+      count <<- count + 1L
+      last_par <<- par
+      # A matrix that is numerically not positive definite (only possible
+      # near the noise bound) is treated as a very poor point, which sends
+      # the line search back.
+      last <<- if (is.na(res$value)) list(value = 1e10, gradient = 0 * par) else
+        list(value = -res$value / m, gradient = -res$gradient[free] / m)
+    }
+    last
+  }
+  list(fn = function(par) evaluate(par)$value,
+       gr = function(par) evaluate(par)$gradient,
+       count = function() count)
+}
+
+stage_message <- function(opt) {
+  if (opt$convergence == 1L) "iteration limit reached" else
+    if (is.null(opt$message)) "converged" else tolower(opt$message)
+}

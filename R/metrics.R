@@ -1,0 +1,31 @@
+#' Test-set scores of a Gaussian process fit
+#'
+#' Root mean squared error of the posterior mean and mean negative log
+#' predictive density of the observations,
+#' \eqn{-\frac{1}{m}\sum_i \log N(y_i \mid \mu_i, \sigma_i^2 + \lambda)},
+#' with \eqn{\sigma_i^2} the sample-based posterior variance of
+#' [predict.sddgp()]. With `normalised = TRUE` both are in the units of the
+#' standardised target (RMSE divided by the training standard deviation of
+#' y; NLL shifted by its log), the convention of the SDD paper's tables.
+#'
+#' @param object An `sddgp` fit with posterior samples.
+#' @param newdata Test inputs, as for [predict.sddgp()].
+#' @param y Test targets in original units.
+#' @param normalised Report in standardised units.
+#' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @return A named numeric vector: `rmse` and `nll`.
+#' @export
+predictive_scores <- function(object, newdata, y, normalised = FALSE, threads = NULL) {
+  check_flag(normalised, "normalised")
+  pred <- predict(object, newdata, se.fit = TRUE, threads = threads)
+  y <- check_targets(y, length(pred$fit))
+  scale <- if (normalised) object$scaling$y_scale else 1
+  score_values(y / scale, pred$fit / scale,
+               (pred$se.fit^2 + pred$residual.scale^2) / scale^2)
+}
+
+# RMSE and mean Gaussian NLL of y under N(mu, var).
+score_values <- function(y, mu, var) {
+  c(rmse = sqrt(mean((y - mu)^2)),
+    nll = mean(0.5 * log(2 * pi * var) + (y - mu)^2 / (2 * var)))
+}

@@ -1,0 +1,29 @@
+#' Plot the convergence of an SDD fit
+#'
+#' Draws the estimated relative residual
+#' \eqn{\|(K + \lambda I)\bar\alpha - b\| / \|b\|} of the posterior mean's
+#' system (solid) and the root mean square over the sample systems (dashed)
+#' against the iteration, on a log scale.
+#'
+#' @param x An `sddgp` fit.
+#' @param log Axes to draw on a log scale, as in [graphics::plot.default()].
+#' @param ... Further graphical parameters for [graphics::plot()].
+#' @return `x`, invisibly.
+#' @export
+plot.sddgp <- function(x, log = "y", ...) {
+  tr <- x$trace
+  if (nrow(tr) == 0L) {
+    message("No convergence trace: the fit was solved exactly.")
+    return(invisible(x))
+  }
+  series <- cbind(mean = tr$residual, samples = tr$residual_samples)
+  series <- series[, colSums(is.finite(series)) > 0, drop = FALSE]
+  graphics::matplot(tr$iteration, series, type = "l", lty = c(1, 2)[seq_len(ncol(series))],
+                    col = c("black", "steelblue")[seq_len(ncol(series))], log = log,
+                    xlab = "iteration", ylab = "relative residual (estimated)",
+                    main = "SDD convergence", ...)
+  graphics::legend("topright", legend = colnames(series), bty = "n",
+                   lty = c(1, 2)[seq_len(ncol(series))],
+                   col = c("black", "steelblue")[seq_len(ncol(series))])
+  invisible(x)
+}

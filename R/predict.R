@@ -1,0 +1,162 @@
+#' Predict from a Gaussian process fit
+#'
+#' The posterior mean \eqn{k(x_*, X) \alpha} at new inputs, in the units of
+#' the original target, optionally with standard errors and intervals in the
+#' spirit of [stats::predict.lm()]. Standard errors come from the fit's
+#' pathwise posterior samples (fit with `samples > 0`): the posterior variance
+#' of \eqn{f(x_*)} is estimated by the mean square of the zero-mean sample
+#' paths \eqn{f_0(x_*) - k(x_*, X) \alpha_s}; prediction intervals add the
+#' noise variance. New inputs are processed in chunks of `chunk_size` rows, so
+#' memory stays bounded for any number of them.
+#'
+#' @param object An `sddgp` fit.
+#' @param newdata A matrix or data frame with the training input columns (by
+#'   name when both have names), or for a formula fit a data frame with the
+#'   variables. Missing: the training inputs.
+#' @param se.fit Return standard errors of the posterior mean of f.
+#' @param interval `"none"`, `"confidence"` (for f) or `"prediction"` (for a
+#'   new observation y, noise included).
+#' @param level Coverage of the intervals.
+#' @param chunk_size Rows of `newdata` handled at a time.
+#' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @param ... Unused.
+#' @return With `se.fit = FALSE` and `interval = "none"`: a numeric vector.
+#'   With an interval: a matrix with columns `fit`, `lwr`, `upr`. With
+#'   `se.fit = TRUE`: a list with `fit` (vector or matrix as before),
+#'   `se.fit` and `residual.scale` (the noise standard deviation).
+#' @export
+predict.sddgp <- function(object, newdata, se.fit = FALSE,
+                          interval = c("none", "confidence", "prediction"),
+                          level = 0.95, chunk_size = 4096L, threads = NULL, ...) {
+  check_dots_empty(...)
+  check_flag(se.fit, "se.fit")
+  if (is.character(interval) && length(interval) == 3L) interval <- interval[1L]
+  check_choice(interval, "interval", c("none", "confidence", "prediction"))
+  check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
+  check_number(chunk_size, "chunk_size", lower = 1, integer = TRUE)
+  threads <- sddgp_threads(threads)
+  xnew <- if (missing(newdata)) object$x else new_inputs(object, newdata)
+  need_var <- se.fit || interval != "none"
+  if (need_var) require_samples(object, "standard errors and intervals")
+
+  sc <- object$scaling
+  mean <- numeric(nrow(xnew))
+  var <- if (need_var) numeric(nrow(xnew))
+  for (rows in chunks(nrow(xnew), chunk_size)) {
+    post <- posterior_at(object, xnew[rows, , drop = FALSE], need_var, threads)
+    mean[rows] <- post$mean
+    if (need_var) var[rows] <- rowMeans(post$centred^2)
+  }
+  fit <- sc$y_center + sc$y_scale * mean
+  names(fit) <- rownames(xnew)
+  if (!need_var) return(fit)
+
+  se <- sc$y_scale * sqrt(var)
+  if (interval != "none") {
+    spread <- if (interval == "prediction") sqrt(se^2 + sc$y_scale^2 * object$noise) else se
+    q <- stats::qnorm((1 + level) / 2)
+    fit <- cbind(fit = fit, lwr = fit - q * spread, upr = fit + q * spread)
+  }
+  if (!se.fit) return(fit)
+  list(fit = fit, se.fit = stats::setNames(se, rownames(xnew)),
+       residual.scale = sc$y_scale * sqrt(object$noise))
+}
+
+#' @export
+fitted.sddgp <- function(object, ...) {
+  predict(object, ...)
+}
+
+#' @export
+residuals.sddgp <- function(object, ...) {
+  sc <- object$scaling
+  (sc$y_center + sc$y_scale * object$y) - fitted(object, ...)
+}
+
+# Mean (standardised units) at standardised inputs x, and if asked the
+# zero-mean sample paths f0(x) - k(x, X) alpha_s.
+posterior_at <- function(object, x, with_samples, threads,
+                         alpha_samples = object$alpha_samples, prior = object$prior) {
+  A <- if (with_samples) cbind(object$alpha, alpha_samples) else
+    matrix(object$alpha, ncol = 1L)
+  KA <- .Call(C_kernel_matmul, scale_inputs(x, object$kernel),
+              scale_inputs(object$x, object$kernel), kernel_spec(object$kernel),
+              A, threads)
+  out <- list(mean = KA[, 1L])
+  if (with_samples) {
+    out$centred <- prior_values(prior, object$kernel, x, threads) - KA[, -1L, drop = FALSE]
+  }
+  out
+}
+
+require_samples <- function(object, what) {
+  if (ncol(object$alpha_samples) == 0L) {
+    sddgp_abort(sprintf(paste(
+      "The fit holds no posterior samples, which %s need.",
+      "Refit with `samples =` (e.g. 64)."), what),
+      class = "sddgp_error_no_samples")
+  }
+}
+
+# Standardised input matrix from user-supplied new data.
+new_inputs <- function(object, newdata) {
+  if (!is.null(object$terms)) {
+    if (!is.data.frame(newdata)) abort_argument("newdata", "must be a data frame for a formula fit")
+    tt <- stats::delete.response(object$terms)
+    mf <- tryCatch(
+      stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels),
+      error = function(e) abort_argument("newdata", paste0(
+        "does not hold the model's variables: ", conditionMessage(e))))
+    x <- stats::model.matrix(tt, mf)
+  } else {
+    if (is.data.frame(newdata) || is.matrix(newdata)) {
+      nm <- colnames(newdata)
+      if (!is.null(object$input_names) && !is.null(nm)) {
+        missing_cols <- setdiff(object$input_names, nm)
+        if (length(missing_cols)) {
+          abort_argument("newdata", sprintf("lacks the input column%s %s",
+                                            if (length(missing_cols) == 1L) "" else "s",
+                                            paste0("`", missing_cols, "`", collapse = ", ")))
+        }
+        newdata <- newdata[, object$input_names, drop = FALSE]
+      }
+    } else if (is.numeric(newdata) && is.null(dim(newdata)) && object$d > 1L) {
+      newdata <- matrix(newdata, nrow = 1L)
+    }
+    x <- check_new_inputs(newdata)
+  }
+  if (ncol(x) != object$d) {
+    abort_argument("newdata", sprintf("has %d input column%s but the model has %d",
+                                      ncol(x), if (ncol(x) == 1L) "" else "s", object$d))
+  }
+  bad <- which(rowSums(!is.finite(x)) > 0)
+  if (length(bad)) {
+    abort_argument("newdata", sprintf("contains NA, NaN or infinite values in %d row%s (first: row %d)",
+                                      length(bad), if (length(bad) == 1L) "" else "s", bad[1L]))
+  }
+  standardize_inputs(x, object$scaling)
+}
+
+check_new_inputs <- function(newdata) {
+  if (is.data.frame(newdata)) {
+    numeric_cols <- vapply(newdata, is.numeric, logical(1L))
+    if (!all(numeric_cols)) {
+      abort_argument("newdata", sprintf("must have only numeric columns; %s %s not numeric",
+                                        paste0("`", names(newdata)[!numeric_cols], "`", collapse = ", "),
+                                        if (sum(!numeric_cols) == 1L) "is" else "are"))
+    }
+    newdata <- as.matrix(newdata)
+  }
+  if (is.numeric(newdata) && is.null(dim(newdata))) newdata <- matrix(newdata, ncol = 1L)
+  if (!is.matrix(newdata) || !is.numeric(newdata)) {
+    abort_argument("newdata", "must be a numeric matrix or data frame")
+  }
+  storage.mode(newdata) <- "double"
+  newdata
+}
+
+chunks <- function(n, size) {
+  if (n == 0L) return(list())
+  starts <- seq.int(1L, n, by = size)
+  lapply(starts, function(s) s:min(n, s + size - 1L))
+}

@@ -1,0 +1,115 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "mll.h"
+#include "lapack.h"
+#include "omp_compat.h"
+
+#define LOG_2PI 1.8378770664093454836
+
+/* With W = a a' - (K + noise I)^{-1}, every derivative of log p(y) is
+ * tr(W dK)/2, and the dK are Hadamard products of kernel quantities, so the
+ * traces are weighted sums over pairs (i, j).  This does column j of the
+ * strict lower triangle (rows i > j), where the inverse's lower triangle in
+ * kinv is contiguous:
+ *   out[c] = sum_i W_ij k'(r2_ij) (x_ic - x_jc)^2   for each column c < d,
+ *   out[d] = sum_i W_ij k(r2_ij),
+ * with k' = dk/d(r2).  One pass over the pairs gives all d + 1 sums, so no
+ * derivative matrix is ever formed.  r2, w and gw are scratch of length m. */
+static void column_sums(const kernel *k, const points *x, const double *kinv,
+                        const double *a, int j, double *r2, double *w,
+                        double *gw, double *out)
+{
+  const int m = x->n, d = x->d, i0 = j + 1, len = m - i0;
+  const double *kinv_col = kinv + (size_t)j * m + i0;
+  double s = 0.0;
+  block_sq_dist(x, j, x, i0, len, r2);
+  for (int t = 0; t < len; t++) {
+    w[t] = a[j] * a[i0 + t] - kinv_col[t];
+    gw[t] = w[t] * kernel_dr2(k, r2[t]);
+  }
+  for (int c = 0; c < d; c++) {
+    const double xj = x->x[j + (size_t)c * m];
+    const double *col = x->x + (size_t)c * m + i0;
+    double sc = 0.0;
+    for (int t = 0; t < len; t++) {
+      const double diff = col[t] - xj;
+      sc += gw[t] * diff * diff;
+    }
+    out[c] = sc;
+  }
+  kernel_apply(k, r2, len);
+  for (int t = 0; t < len; t++) s += w[t] * r2[t];
+  out[d] = s;
+}
+
+mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
+                        double noise, int nthreads, double *value,
+                        double *grad)
+{
+  const int m = x->n, d = x->d, one = 1;
+  const size_t stride = (size_t)d + 1;
+  mll_status status = MLL_OK;
+  int info = 0;
+  double quad = 0.0, half_logdet = 0.0, trace_w = 0.0;
+
+  double *kmat = malloc(sizeof(double) * (size_t)m * m);
+  double *a = malloc(sizeof(double) * (size_t)m);
+  double *sums = malloc(sizeof(double) * (size_t)m * stride);
+  double *scratch = malloc(sizeof(double) * 3 * (size_t)m * nthreads);
+  if (!kmat || !a || !sums || !scratch) {
+    status = MLL_NO_MEMORY;
+    goto done;
+  }
+
+  kernel_block_matrix(k, x, x, kmat, nthreads);
+  for (int i = 0; i < m; i++) kmat[i + (size_t)i * m] += noise;
+  dpotrf_("L", &m, kmat, &m, &info, 1);
+  if (info != 0) {
+    status = MLL_NOT_POSITIVE_DEFINITE;
+    goto done;
+  }
+  memcpy(a, y, sizeof(double) * (size_t)m);
+  dpotrs_("L", &m, &one, kmat, &m, a, &m, &info, 1);
+  for (int i = 0; i < m; i++) {
+    quad += y[i] * a[i];
+    half_logdet += log(kmat[i + (size_t)i * m]);
+  }
+  /* The traces need every element of the inverse, not just solves. */
+  dpotri_("L", &m, kmat, &m, &info, 1);
+  if (info != 0) {
+    status = MLL_NOT_POSITIVE_DEFINITE;
+    goto done;
+  }
+
+  #pragma omp parallel num_threads(nthreads)
+  {
+    double *r2 = scratch + 3 * (size_t)m * omp_get_thread_num();
+    /* Columns shrink with j, hence dynamic scheduling; each column is summed
+     * by one thread in a fixed order, so the schedule cannot change a bit. */
+    #pragma omp for schedule(dynamic, 8)
+    for (int j = 0; j < m; j++)
+      column_sums(k, x, kmat, a, j, r2, r2 + m, r2 + 2 * (size_t)m,
+                  sums + (size_t)j * stride);
+  }
+
+  /* Totals over columns added serially, in column order. */
+  for (size_t c = 0; c <= (size_t)d; c++) {
+    double s = 0.0;
+    for (int j = 0; j < m; j++) s += sums[(size_t)j * stride + c];
+    /* tr(W dK)/2 = (sum over i > j) + (diagonal)/2 by symmetry; the
+     * diagonal of dK/dlog(l_c) = -2 (x_ic - x_jc)^2 k' is zero. */
+    grad[c] = c < (size_t)d ? -2.0 * s : s;
+  }
+  for (int i = 0; i < m; i++) trace_w += a[i] * a[i] - kmat[i + (size_t)i * m];
+  grad[d] += 0.5 * kernel_value(k, 0.0) * trace_w; /* diagonal of K */
+  grad[d + 1] = 0.5 * noise * trace_w;
+  *value = -0.5 * quad - half_logdet - 0.5 * m * LOG_2PI;
+
+done:
+  free(kmat);
+  free(a);
+  free(sums);
+  free(scratch);
+  return status;
+}

@@ -1,0 +1,27 @@
+/* The exact Gaussian process log marginal likelihood and its gradient with
+ * respect to the log hyperparameters, for estimating them on a random subset
+ * of the data.  O(m^3) time and O(m^2) memory in the subset size m.
+ * No R headers: this file is part of the numerical core. */
+#ifndef SDDGP_MLL_H
+#define SDDGP_MLL_H
+
+#include "block.h"
+#include "kernel.h"
+
+typedef enum {
+  MLL_OK = 0,
+  MLL_NOT_POSITIVE_DEFINITE = 1, /* Cholesky of K + noise I failed */
+  MLL_NO_MEMORY = 2
+} mll_status;
+
+/* For y ~ N(0, K + noise I) with K = k(x, x), sets
+ *   *value = log p(y) = -y'a/2 - log|K + noise I|/2 - (m/2) log(2 pi),
+ * with a = (K + noise I)^{-1} y, and grad (length x->d + 2) to its
+ * derivatives with respect to (log l_1, ..., log l_d, log variance,
+ * log noise).  x holds the m inputs already divided by the length scales.
+ * On failure value and grad are left untouched. */
+mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
+                        double noise, int nthreads, double *value,
+                        double *grad);
+
+#endif

@@ -1,0 +1,27 @@
+/* .Call entry point of the exact log marginal likelihood, the objective of
+ * hyperparameter estimation (R/hyperparameters.R). */
+#include "glue.h"
+#include "mll.h"
+
+SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  const points p = glue_points(x, "x");
+  const double *yy = glue_doubles(y, p.n, "y");
+  const double lambda = glue_doubles(noise, 1, "noise")[0];
+  const char *names[] = {"value", "gradient", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  SEXP value = PROTECT(Rf_ScalarReal(NA_REAL));
+  SEXP grad = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)p.d + 2));
+  for (int c = 0; c < p.d + 2; c++) REAL(grad)[c] = NA_REAL;
+  /* A matrix that is not positive definite is an answer (NA), not an
+   * error: the optimiser's line search may step there and back off. */
+  if (mll_evaluate(&k, &p, yy, lambda, glue_threads(threads), REAL(value),
+                   REAL(grad)) == MLL_NO_MEMORY)
+    Rf_error("not enough memory for the %d x %d kernel matrix of the "
+             "marginal likelihood", p.n, p.n);
+  SET_VECTOR_ELT(out, 0, value);
+  SET_VECTOR_ELT(out, 1, grad);
+  UNPROTECT(3);
+  return out;
+}

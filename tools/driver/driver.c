@@ -1,0 +1,924 @@
+/* Standalone test driver for the R-free numerical core of sddgp
+ * (src/kernel.c, block.c, rng.c, rff.c, sdd.c, chol.c), built with
+ * sanitizers and run under valgrind by tools/driver/Makefile.
+ *
+ * Every check compares the core against an independent truth: formulas
+ * typed in by hand, naive double loops, an explicit kernel matrix, the
+ * exact Cholesky solution, or known moments.  Test data come from the
+ * driver's own generator, not from rng.c.
+ *
+ *   ./driver           full sizes (a few seconds at -O1)
+ *   ./driver --quick   smaller sizes for valgrind; the same checks
+ *
+ * Prints "N passed, N failed" and exits 1 if any check failed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../src/block.h"
+#include "../../src/chol.h"
+#include "../../src/rff.h"
+#include "../../src/kernel.h"
+#include "../../src/rng.h"
+#include "../../src/sdd.h"
+#include "../../src/omp_compat.h"
+
+/* ------------------------------------------------------------------ */
+/* Tiny check framework                                                */
+
+static int n_passed = 0, n_failed = 0;
+static int quick = 0;
+
+#define CHECK(cond, ...)                                                  \
+  do {                                                                    \
+    if (cond) {                                                           \
+      n_passed++;                                                         \
+    } else {                                                              \
+      n_failed++;                                                         \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
+      fprintf(stderr, __VA_ARGS__);                                       \
+      fputc('\n', stderr);                                                \
+    }                                                                     \
+  } while (0)
+
+/* |a - b| <= tol * max(1, |b|) */
+#define CHECK_CLOSE(a, b, tol, what)                                      \
+  do {                                                                    \
+    const double a_ = (a), b_ = (b);                                      \
+    CHECK(fabs(a_ - b_) <= (tol) * fmax(1.0, fabs(b_)),                   \
+          "%s: got %.17g, expected %.17g (tol %g)", what, a_, b_,         \
+          (double)(tol));                                                 \
+  } while (0)
+
+static double section_start = -1.0;
+
+static void section(const char *name)
+{
+  const double now = omp_get_wtime();
+  if (section_start >= 0) printf("   (%.1f s)\n", now - section_start);
+  section_start = now;
+  if (name) printf("-- %s\n", name);
+  fflush(stdout);
+}
+
+static void *xmalloc(size_t size)
+{
+  void *p = malloc(size ? size : 1);
+  if (!p) {
+    fprintf(stderr, "out of memory\n");
+    exit(2);
+  }
+  return p;
+}
+
+static double *dalloc(size_t len) { return xmalloc(len * sizeof(double)); }
+
+/* ------------------------------------------------------------------ */
+/* The driver's own random numbers (xorshift64*), independent of rng.c */
+
+static uint64_t test_state = 0x2545F4914F6CDD1DULL;
+
+static double test_unif(void)
+{
+  test_state ^= test_state >> 12;
+  test_state ^= test_state << 25;
+  test_state ^= test_state >> 27;
+  return (double)((test_state * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
+}
+
+/* n x d column-major points uniform on [0, width)^d. */
+static double *random_points(int n, int d, double width)
+{
+  double *x = dalloc((size_t)n * d);
+  for (size_t i = 0; i < (size_t)n * d; i++) x[i] = width * test_unif();
+  return x;
+}
+
+static double *random_matrix(int n, int ncol)
+{
+  double *a = dalloc((size_t)n * ncol);
+  for (size_t i = 0; i < (size_t)n * ncol; i++) a[i] = 2.0 * test_unif() - 1.0;
+  return a;
+}
+
+/* Squared distance between point i of (x, n) and point j of (y, m). */
+static double sqdist(const double *x, int n, int i, const double *y, int m,
+                     int j, int d)
+{
+  double s = 0.0;
+  for (int c = 0; c < d; c++) {
+    const double diff = x[i + (size_t)c * n] - y[j + (size_t)c * m];
+    s += diff * diff;
+  }
+  return s;
+}
+
+/* Dense K(x, y) by kernel_value in a naive double loop (n x m). */
+static double *naive_kernel_matrix(const kernel *k, const double *x, int n,
+                                   const double *y, int m, int d)
+{
+  double *K = dalloc((size_t)n * m);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++)
+      K[i + (size_t)j * n] = kernel_value(k, sqdist(x, n, i, y, m, j, d));
+  return K;
+}
+
+/* K(p1[rows], p2) A through the kernel operator, evaluated on the fly. */
+static void block_matmul(const kernel *k, const points *p1, const int *rows,
+                         int nrows, const points *p2, const double *A,
+                         int ncol, double *out, int ldo, int nthreads)
+{
+  const kernel_op op = {k, p1, p2, NULL};
+  kernel_op_rows(&op, rows, nrows, A, ncol, out, ldo, nthreads);
+}
+
+static const char *family_name(kernel_family f)
+{
+  switch (f) {
+  case KERNEL_MATERN12: return "matern12";
+  case KERNEL_MATERN32: return "matern32";
+  case KERNEL_MATERN52: return "matern52";
+  case KERNEL_SE: return "se";
+  }
+  return "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* (a) kernel values against hand-written formulas                     */
+
+static double hand_kernel(kernel_family f, double s2, double r2)
+{
+  const double r = sqrt(r2);
+  switch (f) {
+  case KERNEL_MATERN12: return s2 * exp(-r);
+  case KERNEL_MATERN32: return s2 * (1.0 + sqrt(3.0) * r) * exp(-sqrt(3.0) * r);
+  case KERNEL_MATERN52:
+    return s2 * (1.0 + sqrt(5.0) * r + 5.0 * r2 / 3.0) * exp(-sqrt(5.0) * r);
+  case KERNEL_SE: return s2 * exp(-r2 / 2.0);
+  }
+  return NAN;
+}
+
+static void test_kernels(void)
+{
+  section("(a) kernel values");
+  const double r2s[] = {0.0, 1e-12, 0.04, 0.25, 1.0, 2.5, 9.0, 40.0};
+  const int nr = (int)(sizeof r2s / sizeof r2s[0]);
+  const double s2 = 1.7;
+  char what[96];
+
+  CHECK(!kernel_family_valid(0) && !kernel_family_valid(5) &&
+        kernel_family_valid(1) && kernel_family_valid(4),
+        "kernel_family_valid accepts exactly 1..4");
+  for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
+    const kernel k = {(kernel_family)f, s2};
+    double buf[8];
+    for (int i = 0; i < nr; i++) {
+      snprintf(what, sizeof what, "%s k(r2 = %g)", family_name(k.family), r2s[i]);
+      CHECK_CLOSE(kernel_value(&k, r2s[i]), hand_kernel(k.family, s2, r2s[i]),
+                  1e-14, what);
+      buf[i] = r2s[i];
+    }
+    kernel_apply(&k, buf, nr);
+    for (int i = 0; i < nr; i++) {
+      snprintf(what, sizeof what, "%s kernel_apply(r2 = %g)",
+               family_name(k.family), r2s[i]);
+      CHECK_CLOSE(buf[i], hand_kernel(k.family, s2, r2s[i]), 1e-14, what);
+    }
+    snprintf(what, sizeof what, "%s k(0) = variance", family_name(k.family));
+    CHECK_CLOSE(kernel_value(&k, 0.0), s2, 1e-15, what);
+    /* Rounding can make a computed squared distance slightly negative. */
+    snprintf(what, sizeof what, "%s k(-1e-18) = variance", family_name(k.family));
+    CHECK_CLOSE(kernel_value(&k, -1e-18), s2, 1e-15, what);
+
+    /* dk/dr2 against a central difference in r2 (away from 0). */
+    for (int i = 2; i < nr; i++) {
+      const double h = 1e-6 * r2s[i];
+      const double fd = (hand_kernel(k.family, s2, r2s[i] + h) -
+                         hand_kernel(k.family, s2, r2s[i] - h)) / (2.0 * h);
+      snprintf(what, sizeof what, "%s dk/dr2(%g)", family_name(k.family), r2s[i]);
+      CHECK(fabs(kernel_dr2(&k, r2s[i]) - fd) <= 1e-7 * fmax(1e-3, fabs(fd)),
+            "%s: got %.12g, finite difference %.12g", what,
+            kernel_dr2(&k, r2s[i]), fd);
+    }
+  }
+  /* Spot values typed from the formulas (sigma_f^2 = 1, r = 1). */
+  {
+    const kernel m32 = {KERNEL_MATERN32, 1.0}, se = {KERNEL_SE, 1.0};
+    const kernel m12 = {KERNEL_MATERN12, 1.0}, m52 = {KERNEL_MATERN52, 1.0};
+    CHECK_CLOSE(kernel_value(&m12, 1.0), 0.36787944117144233, 1e-15, "m12(1)");
+    CHECK_CLOSE(kernel_value(&m32, 1.0), 0.48335772459650765, 1e-14, "m32(1)");
+    CHECK_CLOSE(kernel_value(&m52, 1.0), 0.52399410883182031, 1e-14, "m52(1)");
+    CHECK_CLOSE(kernel_value(&se, 1.0), 0.60653065971263342, 1e-15, "se(1)");
+    CHECK(kernel_spectral_df(&m12) == 1 && kernel_spectral_df(&m32) == 3 &&
+          kernel_spectral_df(&m52) == 5 && kernel_spectral_df(&se) == 0,
+          "spectral df is 2 nu (0 for se)");
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* (b) kernel_op_rows / kernel_block_matrix against naive loops        */
+
+static void test_block(void)
+{
+  section("(b) kernel_op_rows and kernel_block_matrix");
+  const int d = 3, n1 = 53, n2 = quick ? 150 : 300, ncol = 2;
+  const int nrows = 41, ldo = nrows + 5; /* ldo > nrows: padding untouched */
+  double *x1 = random_points(n1, d, 2.0), *x2 = random_points(n2, d, 2.0);
+  double *A = random_matrix(n2, ncol);
+  int rows[41];
+  for (int r = 0; r < nrows; r++) rows[r] = (int)(test_unif() * n1);
+  rows[0] = n1 - 1;
+  rows[1] = rows[2] = 0; /* repeated rows are allowed */
+  const points p1 = {x1, n1, d}, p2 = {x2, n2, d};
+  char what[128];
+
+  for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
+    const kernel k = {(kernel_family)f, 0.8};
+    double *K = naive_kernel_matrix(&k, x1, n1, x2, n2, d);
+    double *out1 = dalloc((size_t)ldo * ncol), *out2 = dalloc((size_t)ldo * ncol);
+    double *full1 = dalloc((size_t)n1 * ncol), *full2 = dalloc((size_t)n1 * ncol);
+    const double sentinel = -12345.0;
+
+    /* Rows subset, 1 and 2 threads. */
+    for (size_t i = 0; i < (size_t)ldo * ncol; i++) out1[i] = out2[i] = sentinel;
+    block_matmul(&k, &p1, rows, nrows, &p2, A, ncol, out1, ldo, 1);
+    block_matmul(&k, &p1, rows, nrows, &p2, A, ncol, out2, ldo, 2);
+    double maxerr = 0.0;
+    int padding_ok = 1;
+    for (int c = 0; c < ncol; c++) {
+      for (int r = 0; r < nrows; r++) {
+        double s = 0.0;
+        for (int j = 0; j < n2; j++)
+          s += K[rows[r] + (size_t)j * n1] * A[j + (size_t)c * n2];
+        maxerr = fmax(maxerr, fabs(out1[r + (size_t)c * ldo] - s) / fmax(1.0, fabs(s)));
+      }
+      for (int r = nrows; r < ldo; r++)
+        if (out1[r + (size_t)c * ldo] != sentinel) padding_ok = 0;
+    }
+    snprintf(what, sizeof what, "%s K[rows,] A vs naive loop", family_name(k.family));
+    CHECK(maxerr < 1e-12, "%s: max rel error %g", what, maxerr);
+    CHECK(padding_ok, "%s: rows nrows..ldo-1 of out must be left alone",
+          family_name(k.family));
+    CHECK(memcmp(out1, out2, sizeof(double) * (size_t)ldo * ncol) == 0,
+          "%s: rows subset not bitwise identical for 1 and 2 threads",
+          family_name(k.family));
+
+    /* NULL rows: all of p1, 1 and 2 threads. */
+    block_matmul(&k, &p1, NULL, n1, &p2, A, ncol, full1, n1, 1);
+    block_matmul(&k, &p1, NULL, n1, &p2, A, ncol, full2, n1, 2);
+    maxerr = 0.0;
+    for (int c = 0; c < ncol; c++)
+      for (int i = 0; i < n1; i++) {
+        double s = 0.0;
+        for (int j = 0; j < n2; j++) s += K[i + (size_t)j * n1] * A[j + (size_t)c * n2];
+        maxerr = fmax(maxerr, fabs(full1[i + (size_t)c * n1] - s) / fmax(1.0, fabs(s)));
+      }
+    CHECK(maxerr < 1e-12, "%s NULL rows vs naive loop: max rel error %g",
+          family_name(k.family), maxerr);
+    CHECK(memcmp(full1, full2, sizeof(double) * (size_t)n1 * ncol) == 0,
+          "%s: NULL rows not bitwise identical for 1 and 2 threads",
+          family_name(k.family));
+    /* A row subset gives the same bits as the corresponding full row. */
+    int same = 1;
+    for (int c = 0; c < ncol; c++)
+      for (int r = 0; r < nrows; r++)
+        if (out1[r + (size_t)c * ldo] != full1[rows[r] + (size_t)c * n1]) same = 0;
+    CHECK(same, "%s: subset rows differ from the same rows of the full product",
+          family_name(k.family));
+
+    /* kernel_op_rows with a precomputed K(p1, p1) (from
+     * kernel_block_matrix) against the naive loop, and bitwise against the
+     * same product evaluated on the fly: both feed the same tiled sums. */
+    {
+      double *Ksq = naive_kernel_matrix(&k, x1, n1, x1, n1, d);
+      double *Kc = dalloc((size_t)n1 * n1);
+      kernel_block_matrix(&k, &p1, &p1, Kc, 2);
+      double *B1 = random_matrix(n1, ncol);
+      double *o1 = dalloc((size_t)ldo * ncol), *o2 = dalloc((size_t)ldo * ncol);
+      double *o3 = dalloc((size_t)ldo * ncol), *o4 = dalloc((size_t)n1 * ncol);
+      double *o5 = dalloc((size_t)n1 * ncol);
+      const kernel_op fly = {&k, &p1, &p1, NULL}, cached = {&k, &p1, &p1, Kc};
+      for (size_t i = 0; i < (size_t)ldo * ncol; i++) o1[i] = o2[i] = o3[i] = sentinel;
+      kernel_op_rows(&cached, rows, nrows, B1, ncol, o1, ldo, 1);
+      kernel_op_rows(&cached, rows, nrows, B1, ncol, o3, ldo, 2);
+      kernel_op_rows(&fly, rows, nrows, B1, ncol, o2, ldo, 1);
+      double err = 0.0;
+      padding_ok = 1;
+      for (int c = 0; c < ncol; c++) {
+        for (int r = 0; r < nrows; r++) {
+          double s = 0.0;
+          for (int j = 0; j < n1; j++)
+            s += Ksq[rows[r] + (size_t)j * n1] * B1[j + (size_t)c * n1];
+          err = fmax(err, fabs(o1[r + (size_t)c * ldo] - s) / fmax(1.0, fabs(s)));
+        }
+        for (int r = nrows; r < ldo; r++)
+          if (o1[r + (size_t)c * ldo] != sentinel) padding_ok = 0;
+      }
+      CHECK(err < 1e-12 && padding_ok,
+            "%s kernel_op_rows with cache vs naive: %g, padding %s",
+            family_name(k.family), err, padding_ok ? "ok" : "overwritten");
+      CHECK(memcmp(o1, o3, sizeof(double) * (size_t)ldo * ncol) == 0,
+            "%s kernel_op_rows with cache differs for 1 and 2 threads",
+            family_name(k.family));
+      CHECK(memcmp(o1, o2, sizeof(double) * (size_t)ldo * ncol) == 0,
+            "%s kernel_op_rows: cached and on-the-fly rows differ in the bits",
+            family_name(k.family));
+      kernel_op_rows(&cached, NULL, n1, B1, ncol, o4, n1, 2);
+      kernel_op_rows(&fly, NULL, n1, B1, ncol, o5, n1, 2);
+      err = 0.0;
+      for (int c = 0; c < ncol; c++)
+        for (int i = 0; i < n1; i++) {
+          double s = 0.0;
+          for (int j = 0; j < n1; j++) s += Ksq[i + (size_t)j * n1] * B1[j + (size_t)c * n1];
+          err = fmax(err, fabs(o4[i + (size_t)c * n1] - s) / fmax(1.0, fabs(s)));
+        }
+      CHECK(err < 1e-12, "%s kernel_op_rows with cache, NULL rows: %g",
+            family_name(k.family), err);
+      CHECK(memcmp(o4, o5, sizeof(double) * (size_t)n1 * ncol) == 0,
+            "%s kernel_op_rows, NULL rows: cached and on-the-fly differ",
+            family_name(k.family));
+      free(Ksq); free(Kc); free(B1); free(o1); free(o2); free(o3); free(o4);
+      free(o5);
+    }
+
+    /* Dense block. */
+    double *M1 = dalloc((size_t)n1 * n2), *M2 = dalloc((size_t)n1 * n2);
+    kernel_block_matrix(&k, &p1, &p2, M1, 1);
+    kernel_block_matrix(&k, &p1, &p2, M2, 2);
+    maxerr = 0.0;
+    for (size_t i = 0; i < (size_t)n1 * n2; i++)
+      maxerr = fmax(maxerr, fabs(M1[i] - K[i]));
+    CHECK(maxerr < 1e-14, "%s kernel_block_matrix vs naive: max error %g",
+          family_name(k.family), maxerr);
+    CHECK(memcmp(M1, M2, sizeof(double) * (size_t)n1 * n2) == 0,
+          "%s kernel_block_matrix not identical for 1 and 2 threads",
+          family_name(k.family));
+
+    free(K); free(out1); free(out2); free(full1); free(full2); free(M1); free(M2);
+  }
+
+  /* block_sq_dist itself, with an offset into p2. */
+  {
+    double r2[17];
+    block_sq_dist(&p1, 7, &p2, 100, 17, r2);
+    double maxerr = 0.0;
+    for (int t = 0; t < 17; t++)
+      maxerr = fmax(maxerr, fabs(r2[t] - sqdist(x1, n1, 7, x2, n2, 100 + t, d)));
+    CHECK(maxerr < 1e-14, "block_sq_dist: max error %g", maxerr);
+  }
+  /* Edge cases: one column of p2; no rows at all. */
+  {
+    const kernel k = {KERNEL_MATERN32, 1.3};
+    const points q = {x2, 1, 1}, p = {x1, n1, 1};
+    double o[53], a1 = 2.0;
+    block_matmul(&k, &p, NULL, n1, &q, &a1, 1, o, n1, 2);
+    double maxerr = 0.0;
+    for (int i = 0; i < n1; i++) {
+      const double diff = x1[i] - x2[0];
+      maxerr = fmax(maxerr, fabs(o[i] - 2.0 * hand_kernel(KERNEL_MATERN32, 1.3, diff * diff)));
+    }
+    CHECK(maxerr < 1e-14, "n2 = 1, d = 1: max error %g", maxerr);
+    o[0] = 7.0;
+    block_matmul(&k, &p, rows, 0, &q, &a1, 1, o, 1, 2);
+    CHECK(o[0] == 7.0, "nrows = 0 must write nothing");
+  }
+  free(x1); free(x2); free(A);
+}
+
+/* ------------------------------------------------------------------ */
+/* (c) chol_solve                                                       */
+
+/* ||(K + diag(noise)) alpha - b|| / ||b|| for column c, K explicit. */
+static double system_residual(const double *K, const double *noise, int n,
+                              const double *alpha, const double *b)
+{
+  double ss = 0.0, bb = 0.0;
+  for (int i = 0; i < n; i++) {
+    double s = noise[i] * alpha[i];
+    for (int j = 0; j < n; j++) s += K[i + (size_t)j * n] * alpha[j];
+    ss += (s - b[i]) * (s - b[i]);
+    bb += b[i] * b[i];
+  }
+  return sqrt(ss / bb);
+}
+
+static void test_chol(void)
+{
+  section("(c) chol_solve");
+  const int n = quick ? 120 : 250, d = 3, nrhs = 2;
+  double *x = random_points(n, d, 3.0), *b = random_matrix(n, nrhs);
+  double *alpha = dalloc((size_t)n * nrhs), *noise = dalloc(n);
+  double *a = dalloc((size_t)n * n);
+  const points p = {x, n, d};
+
+  for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
+    const kernel k = {(kernel_family)f, 1.2};
+    double *K = naive_kernel_matrix(&k, x, n, x, n, d);
+    /* Heteroscedastic noise, as the interface allows. */
+    for (int i = 0; i < n; i++) noise[i] = 0.05 + 0.1 * (i % 3);
+    memcpy(alpha, b, sizeof(double) * (size_t)n * nrhs);
+    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 2);
+    CHECK(info == 0, "%s chol_solve info = %d", family_name(k.family), info);
+    for (int c = 0; c < nrhs; c++) {
+      const double res = system_residual(K, noise, n, alpha + (size_t)c * n,
+                                         b + (size_t)c * n);
+      CHECK(res < 1e-10, "%s chol_solve rhs %d: relative residual %g",
+            family_name(k.family), c, res);
+    }
+    /* The factor is lower triangular: L L' = K + diag(noise). */
+    double maxerr = 0.0;
+    for (int i = 0; i < n; i += 7)
+      for (int j = 0; j <= i; j += 5) {
+        double s = 0.0;
+        for (int t = 0; t <= j; t++) s += a[i + (size_t)t * n] * a[j + (size_t)t * n];
+        maxerr = fmax(maxerr, fabs(s - K[i + (size_t)j * n] - (i == j ? noise[i] : 0.0)));
+      }
+    CHECK(maxerr < 1e-12, "%s L L' = K + noise: max error %g",
+          family_name(k.family), maxerr);
+    free(K);
+  }
+  /* Not positive definite: negative noise below -lambda_max. */
+  {
+    const kernel k = {KERNEL_SE, 1.0};
+    for (int i = 0; i < n; i++) noise[i] = -1e6;
+    memcpy(alpha, b, sizeof(double) * (size_t)n * nrhs);
+    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 1);
+    CHECK(info == 1, "chol_solve on a negative definite matrix: info = %d, want 1",
+          info);
+  }
+  free(x); free(b); free(alpha); free(noise); free(a);
+}
+
+/* ------------------------------------------------------------------ */
+/* (d) sdd_solve against the Cholesky solution                          */
+
+typedef struct {
+  int calls, probes, last_iteration, stop_at, monotone, finite;
+  int nrhs;
+} cb_state;
+
+static int count_callback(void *ctx_, int iteration, const double *residuals)
+{
+  cb_state *s = ctx_;
+  s->calls++;
+  if (iteration != s->last_iteration + 1) s->monotone = 0;
+  s->last_iteration = iteration;
+  if (residuals) {
+    s->probes++;
+    for (int c = 0; c < s->nrhs; c++)
+      if (!isfinite(residuals[c]) || residuals[c] < 0) s->finite = 0;
+  }
+  return s->stop_at > 0 && iteration >= s->stop_at;
+}
+
+/* Relative errors of alpha against the exact alpha_star, column c:
+ * K-norm ||e||_A / ||alpha*||_A with A = K + lambda I, and prediction
+ * error ||K e|| / ||K alpha*||. */
+static void sdd_errors(const double *K, double lambda, int n,
+                       const double *alpha, const double *alpha_star,
+                       double *knorm, double *pred)
+{
+  double eAe = 0.0, sAs = 0.0, Ke2 = 0.0, Ks2 = 0.0;
+  for (int i = 0; i < n; i++) {
+    double ke = 0.0, ks = 0.0;
+    for (int j = 0; j < n; j++) {
+      ke += K[i + (size_t)j * n] * (alpha[j] - alpha_star[j]);
+      ks += K[i + (size_t)j * n] * alpha_star[j];
+    }
+    const double e = alpha[i] - alpha_star[i];
+    eAe += e * (ke + lambda * e);
+    sAs += alpha_star[i] * (ks + lambda * alpha_star[i]);
+    Ke2 += ke * ke;
+    Ks2 += ks * ks;
+  }
+  *knorm = sqrt(eAe / sAs);
+  *pred = sqrt(Ke2 / Ks2);
+}
+
+static void test_sdd(void)
+{
+  section("(d) sdd_solve");
+  const int n = quick ? 150 : 300, d = 3, nrhs = 2;
+  /* SDD's dual gradient estimate vanishes at the solution, so the iterates
+   * converge linearly to the exact alpha: 2000 steps of size 3 reach a
+   * K-norm error of about 5e-10 at n = 300 (1e-11 after 1000 at n = 150);
+   * the tolerance leaves three or more orders of magnitude of room. */
+  const double lambda = 0.1, tol = 1e-6;
+  const kernel k = {KERNEL_MATERN32, 1.0};
+  /* Inputs on [0, 2)^3 in length-scale units. */
+  double *x = random_points(n, d, 2.0);
+  const points p = {x, n, d};
+  double *rhs = random_matrix(n, nrhs);
+  /* A smooth second right-hand side, like GP targets. */
+  for (int i = 0; i < n; i++)
+    rhs[i + (size_t)n] = sin(2.0 * x[i]) + cos(x[i + (size_t)n]) * x[i + 2 * (size_t)n];
+  double *noise = dalloc(n), *star = dalloc((size_t)n * nrhs);
+  double *a = dalloc((size_t)n * n);
+  for (int i = 0; i < n; i++) noise[i] = lambda;
+  memcpy(star, rhs, sizeof(double) * (size_t)n * nrhs);
+  CHECK(chol_solve(&k, &p, noise, star, nrhs, a, 2) == 0, "reference chol_solve");
+  double *K = naive_kernel_matrix(&k, x, n, x, n, d);
+  /* The kernel evaluated on the fly, and read from a precomputed matrix. */
+  double *Kc = dalloc((size_t)n * n);
+  kernel_block_matrix(&k, &p, &p, Kc, 2);
+  const kernel_op op = {&k, &p, &p, NULL}, op_cached = {&k, &p, &p, Kc};
+
+  const double steps[2] = {3.0, 3.0};
+  sdd_options opt;
+  opt.iterations = quick ? 1000 : 2000;
+  opt.batch_size = 32;
+  opt.batch_sampling = SDD_BATCH_UNIFORM;
+  opt.step_size = steps;
+  opt.momentum = 0.9;
+  opt.averaging_rate = 100.0 / opt.iterations;
+  opt.check_every = 250;
+  opt.probe_size = 50;
+  opt.tolerance = 0.0;
+  opt.seed = 20240117u;
+  opt.nthreads = 1;
+
+  double *ab1 = dalloc((size_t)n * nrhs), *ab2 = dalloc((size_t)n * nrhs);
+  int done1 = -1, done2 = -1;
+  cb_state cb = {0, 0, 0, 0, 1, 1, nrhs};
+  sdd_status st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1,
+                            count_callback, &cb);
+  CHECK(st == SDD_STATUS_MAX_ITER, "uniform: status %d, want MAX_ITER", (int)st);
+  CHECK(done1 == opt.iterations, "uniform: %d iterations done, want %d", done1,
+        opt.iterations);
+  CHECK(cb.calls == opt.iterations && cb.monotone,
+        "callback once per iteration in order (%d calls)", cb.calls);
+  CHECK(cb.probes == opt.iterations / opt.check_every && cb.finite,
+        "residual probes: %d, want %d, all finite and >= 0", cb.probes,
+        opt.iterations / opt.check_every);
+  for (int c = 0; c < nrhs; c++) {
+    double kn, pe;
+    sdd_errors(K, lambda, n, ab1 + (size_t)c * n, star + (size_t)c * n, &kn, &pe);
+    printf("   uniform rhs %d: K-norm rel error %.2e, prediction rel error %.2e\n",
+           c, kn, pe);
+    CHECK(kn < tol, "uniform rhs %d: K-norm relative error %g >= %g", c, kn, tol);
+    CHECK(pe < tol, "uniform rhs %d: prediction relative error %g >= %g", c, pe, tol);
+  }
+
+  /* Same seed, two threads: identical bits. */
+  opt.nthreads = 2;
+  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+  CHECK(st == SDD_STATUS_MAX_ITER && done2 == done1,
+        "uniform, 2 threads: status %d, %d iterations", (int)st, done2);
+  CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
+        "uniform: alpha_bar differs between 1 and 2 threads");
+
+  /* Epoch permutations. */
+  opt.batch_sampling = SDD_BATCH_PERMUTATION;
+  opt.batch_size = 32; /* n mod B != 0: leftovers wait for a later epoch */
+  opt.nthreads = 1;
+  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
+  CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt.iterations,
+        "permutation: status %d, %d iterations", (int)st, done1);
+  for (int c = 0; c < nrhs; c++) {
+    double kn, pe;
+    sdd_errors(K, lambda, n, ab1 + (size_t)c * n, star + (size_t)c * n, &kn, &pe);
+    printf("   permutation rhs %d: K-norm rel error %.2e, prediction rel error %.2e\n",
+           c, kn, pe);
+    CHECK(kn < tol, "permutation rhs %d: K-norm relative error %g >= %g", c, kn, tol);
+    CHECK(pe < tol, "permutation rhs %d: prediction relative error %g >= %g", c, pe, tol);
+  }
+  opt.nthreads = 2;
+  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+  CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
+        "permutation: alpha_bar differs between 1 and 2 threads");
+  /* The same solve reading K from a precomputed matrix. */
+  opt.batch_sampling = SDD_BATCH_UNIFORM;
+  opt.nthreads = 1;
+  st = sdd_solve(&op_cached, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
+  CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt.iterations,
+        "cached kernel: status %d, %d iterations", (int)st, done1);
+  for (int c = 0; c < nrhs; c++) {
+    double kn, pe;
+    sdd_errors(K, lambda, n, ab1 + (size_t)c * n, star + (size_t)c * n, &kn, &pe);
+    printf("   cached kernel rhs %d: K-norm rel error %.2e, prediction rel error %.2e\n",
+           c, kn, pe);
+    CHECK(kn < tol, "cached kernel rhs %d: K-norm relative error %g >= %g", c, kn, tol);
+  }
+  opt.nthreads = 2;
+  st = sdd_solve(&op_cached, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+  CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
+        "cached kernel: alpha_bar differs between 1 and 2 threads");
+  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+  CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
+        "alpha_bar differs between the cached and the on-the-fly kernel");
+  opt.batch_sampling = SDD_BATCH_PERMUTATION;
+
+  /* A batch as large as the data: one batch per epoch. */
+  opt.batch_size = n;
+  opt.iterations = 50;
+  opt.check_every = 10;
+  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+  CHECK(st == SDD_STATUS_MAX_ITER && done2 == 50,
+        "permutation with B = n: status %d, %d iterations", (int)st, done2);
+
+  /* A different seed gives a different (but also converged) answer. */
+  opt.batch_sampling = SDD_BATCH_UNIFORM;
+  opt.batch_size = 32;
+  opt.iterations = quick ? 1000 : 2000;
+  opt.check_every = 500;
+  opt.seed = 7u;
+  opt.nthreads = 2;
+  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+  CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) != 0,
+        "different seeds gave identical iterates");
+
+  /* Tolerance stop: at a probe, with every residual below tolerance. */
+  {
+    double res_seen = -1.0;
+    opt.tolerance = 0.05;
+    opt.check_every = 100;
+    cb_state cb2 = {0, 0, 0, 0, 1, 1, nrhs};
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, count_callback, &cb2);
+    CHECK(st == SDD_STATUS_TOLERANCE, "tolerance 0.05: status %d, want TOLERANCE",
+          (int)st);
+    CHECK(done2 > 0 && done2 < opt.iterations && done2 % opt.check_every == 0,
+          "tolerance stop after %d iterations (a multiple of %d)", done2,
+          opt.check_every);
+    /* An independent full residual at the stop is of the probed size. */
+    for (int c = 0; c < nrhs; c++) {
+      const double r = system_residual(K, noise, n, ab2 + (size_t)c * n, rhs + (size_t)c * n);
+      res_seen = fmax(res_seen, r);
+    }
+    CHECK(res_seen < 0.2, "full residual at the tolerance stop is %g", res_seen);
+    opt.tolerance = 0.0;
+  }
+
+  /* Callback stop. */
+  {
+    cb_state cb3 = {0, 0, 0, 123, 1, 1, nrhs};
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, count_callback, &cb3);
+    CHECK(st == SDD_STATUS_STOPPED && done2 == 123,
+          "callback stop at 123: status %d, %d iterations", (int)st, done2);
+  }
+
+  /* A huge step size diverges and is reported as such. */
+  {
+    const double huge[2] = {1e4, 1e4};
+    opt.step_size = huge;
+    opt.check_every = 10;
+    opt.iterations = 2000;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+    CHECK(st == SDD_STATUS_DIVERGED, "step size 1e4: status %d, want DIVERGED",
+          (int)st);
+    CHECK(done2 < opt.iterations, "divergence detected after %d iterations",
+          done2);
+    opt.step_size = steps;
+  }
+
+  /* Zero iterations leave alpha_bar at zero. */
+  {
+    opt.iterations = 0;
+    ab2[0] = 99.0;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+    CHECK(st == SDD_STATUS_MAX_ITER && done2 == 0 && ab2[0] == 0.0,
+          "zero iterations: status %d, done %d, alpha[0] %g", (int)st, done2, ab2[0]);
+  }
+
+  /* residual_probe of the exact solution is ~0. */
+  {
+    const int P = 40;
+    double work[40 * 2], res[2], norms[2];
+    int prow[40];
+    for (int c = 0; c < nrhs; c++) {
+      double ss = 0.0;
+      for (int i = 0; i < n; i++) ss += rhs[i + (size_t)c * n] * rhs[i + (size_t)c * n];
+      norms[c] = sqrt(ss);
+    }
+    residual_probe(&op, noise, rhs, norms, nrhs, star, P, 1u, 3u, 2, work,
+                   prow, res);
+    CHECK(res[0] < 1e-10 && res[1] < 1e-10,
+          "residual_probe at the exact solution: %g %g", res[0], res[1]);
+    int inrange = 1;
+    for (int j = 0; j < P; j++) if (prow[j] < 0 || prow[j] >= n) inrange = 0;
+    CHECK(inrange, "residual_probe rows in 0..n-1");
+  }
+
+  free(x); free(rhs); free(noise); free(star); free(a); free(K); free(Kc);
+  free(ab1); free(ab2);
+}
+
+/* ------------------------------------------------------------------ */
+/* (e) counter-based RNG                                                */
+
+static void test_rng(void)
+{
+  section("(e) rng");
+  const int N = quick ? 250000 : 1000000;
+  const uint64_t seed = 987654321u;
+  double s = 0.0, ss = 0.0, lo = 1.0, hi = 0.0;
+  for (int i = 0; i < N; i++) {
+    const double u = rng_uniform(seed, RNG_STREAM_BATCH, (uint64_t)i);
+    s += u;
+    ss += u * u;
+    lo = fmin(lo, u);
+    hi = fmax(hi, u);
+  }
+  double mean = s / N, var = ss / N - mean * mean;
+  /* Tolerances are 5 standard errors: sd(U) / sqrt(N) (2.9e-4 for N = 1e6)
+   * for the mean, sqrt(1/80 - 1/144) / sqrt(N) (7.5e-5) for the variance. */
+  const double rootN = sqrt((double)N);
+  CHECK(fabs(mean - 0.5) < 5 * sqrt(1.0 / 12) / rootN, "uniform mean %.6f", mean);
+  CHECK(fabs(var - 1.0 / 12) < 5 * sqrt(1.0 / 80 - 1.0 / 144) / rootN,
+        "uniform variance %.6f (1/12 = %.6f)", var, 1.0 / 12);
+  CHECK(lo > 0.0 && hi < 1.0, "uniform draws in the open interval (0, 1): %g %g",
+        lo, hi);
+
+  s = ss = 0.0;
+  double s3 = 0.0, s4 = 0.0;
+  for (int i = 0; i < N; i++) {
+    const double z = rng_normal(seed, RNG_STREAM_OMEGA, (uint64_t)i);
+    s += z;
+    ss += z * z;
+    s3 += z * z * z;
+    s4 += z * z * z * z;
+  }
+  mean = s / N;
+  var = ss / N - mean * mean;
+  /* 5 standard errors: 1/sqrt(N) for the mean, sqrt(2/N) for the
+   * variance, sqrt(15/N) for the 3rd moment, sqrt(96/N) for the 4th. */
+  CHECK(fabs(mean) < 5 / rootN, "normal mean %.6f", mean);
+  CHECK(fabs(var - 1.0) < 5 * sqrt(2.0) / rootN, "normal variance %.6f", var);
+  CHECK(fabs(s3 / N) < 5 * sqrt(15.0) / rootN, "normal third moment %.6f", s3 / N);
+  CHECK(fabs(s4 / N - 3.0) < 5 * sqrt(96.0) / rootN, "normal fourth moment %.6f",
+        s4 / N);
+
+  /* Determinism and independence of seed, stream and counter. */
+  CHECK(rng_bits(seed, RNG_STREAM_PROBE, 42) == rng_bits(seed, RNG_STREAM_PROBE, 42),
+        "same (seed, stream, counter) gives the same bits");
+  CHECK(rng_uniform(seed, RNG_STREAM_PROBE, 42) == rng_uniform(seed, RNG_STREAM_PROBE, 42) &&
+        rng_normal(seed, RNG_STREAM_NOISE, 17) == rng_normal(seed, RNG_STREAM_NOISE, 17),
+        "uniform and normal are deterministic");
+  CHECK(rng_bits(seed, RNG_STREAM_PROBE, 42) != rng_bits(seed, RNG_STREAM_BATCH, 42) &&
+        rng_bits(seed, RNG_STREAM_PROBE, 42) != rng_bits(seed + 1, RNG_STREAM_PROBE, 42) &&
+        rng_bits(seed, RNG_STREAM_PROBE, 42) != rng_bits(seed, RNG_STREAM_PROBE, 43),
+        "changing seed, stream or counter changes the bits");
+  /* Streams are uncorrelated. */
+  {
+    double sxy = 0.0;
+    const int M = N / 5;
+    for (int i = 0; i < M; i++)
+      sxy += rng_normal(seed, RNG_STREAM_WEIGHTS, i) * rng_normal(seed, RNG_STREAM_NOISE, i);
+    CHECK(fabs(sxy / M) < 5 / sqrt((double)M),
+          "correlation of two streams %.5f", sxy / M);
+  }
+  /* rng_normal_fill is rng_normal at consecutive counters. */
+  {
+    double buf[64];
+    int same = 1;
+    rng_normal_fill(seed, RNG_STREAM_WEIGHTS, 1000, 64, buf);
+    for (int i = 0; i < 64; i++)
+      if (buf[i] != rng_normal(seed, RNG_STREAM_WEIGHTS, 1000 + (uint64_t)i)) same = 0;
+    CHECK(same, "rng_normal_fill matches rng_normal");
+  }
+  /* rng_index: range and uniformity over 7 cells (chi-square, 6 df). */
+  {
+    long count[7] = {0};
+    int inrange = 1;
+    const int M = quick ? 140000 : 700000;
+    for (int i = 0; i < M; i++) {
+      const int j = rng_index(seed, RNG_STREAM_BATCH, (uint64_t)i, 7);
+      if (j < 0 || j >= 7) inrange = 0; else count[j]++;
+    }
+    double chi2 = 0.0;
+    for (int j = 0; j < 7; j++)
+      chi2 += (count[j] - M / 7.0) * (count[j] - M / 7.0) / (M / 7.0);
+    CHECK(inrange, "rng_index in 0..n-1");
+    CHECK(chi2 < 22.5, "rng_index chi-square (6 df) %.2f; 99.9%% point 22.46", chi2);
+    CHECK(rng_index(seed, RNG_STREAM_BATCH, 5, 1) == 0, "rng_index(n = 1) is 0");
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* (f) random Fourier features                                          */
+
+static void test_rff(void)
+{
+  section("(f) random Fourier features");
+  const int m = 20000, d = 3, npts = 6;
+  const double s2 = 1.5;
+  double *omega = dalloc((size_t)m * d), *phase = dalloc(m);
+  /* Points at moderate distances, r from 0 to ~2.5 length scales. */
+  double *x = random_points(npts, d, 1.5);
+  const points p = {x, npts, d};
+  double *phi = dalloc(m), *out = dalloc(npts), *out2 = dalloc(npts);
+
+  for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
+    const kernel k = {(kernel_family)f, s2};
+    rff_draw(&k, m, d, 31337u, omega, phase);
+    const rff feat = {m, d, omega, phase, sqrt(2.0 * s2 / m)};
+    int ok = 1;
+    for (size_t i = 0; i < (size_t)m * d; i++) if (!isfinite(omega[i])) ok = 0;
+    for (int j = 0; j < m; j++)
+      if (!(phase[j] >= 0.0 && phase[j] < 6.283185307179587)) ok = 0;
+    CHECK(ok, "%s rff_draw: finite omega, phases in [0, 2 pi)", family_name(k.family));
+
+    /* Determinism of rff_draw. */
+    {
+      double *o2 = dalloc((size_t)m * d), *ph2 = dalloc(m);
+      rff_draw(&k, m, d, 31337u, o2, ph2);
+      CHECK(memcmp(o2, omega, sizeof(double) * (size_t)m * d) == 0 &&
+            memcmp(ph2, phase, sizeof(double) * (size_t)m) == 0,
+            "%s rff_draw is deterministic", family_name(k.family));
+      free(o2); free(ph2);
+    }
+
+    /* Phi(x) Phi(x')' for each pair: phi(x') computed here by hand, then
+     * rff_matmul(Phi(x), phi(x')).  Monte Carlo error: each feature pair
+     * contributes s2 [cos(w'(x - x')) + cos(w'(x + x') + 2 b)], variance
+     * <= s2^2, so sd <= s2 / sqrt(m) = 0.0106; tolerance 5 sd. */
+    const double tol = 5.0 * s2 / sqrt((double)m);
+    double maxerr = 0.0, maxerr_exact = 0.0;
+    for (int q = 0; q < npts; q++) {
+      for (int j = 0; j < m; j++) {
+        double a = phase[j];
+        for (int c = 0; c < d; c++) a += omega[j + (size_t)c * m] * x[q + (size_t)c * npts];
+        phi[j] = feat.scale * cos(a);
+      }
+      rff_matmul(&feat, &p, phi, 1, out, npts, 1);
+      rff_matmul(&feat, &p, phi, 1, out2, npts, 2);
+      CHECK(memcmp(out, out2, sizeof(double) * npts) == 0,
+            "%s rff_matmul differs between 1 and 2 threads", family_name(k.family));
+      for (int i = 0; i < npts; i++) {
+        if (q == 0) {
+          /* The same sum by a naive loop: rff_matmul's arithmetic. */
+          double naive = 0.0;
+          for (int j = 0; j < m; j++) {
+            double a = phase[j];
+            for (int c = 0; c < d; c++) a += omega[j + (size_t)c * m] * x[i + (size_t)c * npts];
+            naive += feat.scale * cos(a) * phi[j];
+          }
+          maxerr_exact = fmax(maxerr_exact, fabs(out[i] - naive));
+        }
+        const double kv = kernel_value(&k, sqdist(x, npts, i, x, npts, q, d));
+        maxerr = fmax(maxerr, fabs(out[i] - kv));
+      }
+    }
+    printf("   %s: max |Phi Phi' - K| = %.4f (tolerance %.4f)\n",
+           family_name(k.family), maxerr, tol);
+    CHECK(maxerr_exact < 1e-10, "%s rff_matmul vs naive feature sum: %g",
+          family_name(k.family), maxerr_exact);
+    CHECK(maxerr < tol, "%s: max |Phi(x) Phi(x')' - k(x, x')| = %g >= %g",
+          family_name(k.family), maxerr, tol);
+  }
+
+  /* Several columns of W and an ldo larger than n. */
+  {
+    const kernel k = {KERNEL_MATERN32, 1.0};
+    const int mm = 300, ncol = 3, ldo = npts + 2;
+    double *om = dalloc((size_t)mm * d), *ph = dalloc(mm);
+    double *W = random_matrix(mm, ncol), *o = dalloc((size_t)ldo * ncol);
+    rff_draw(&k, mm, d, 5u, om, ph);
+    const rff feat = {mm, d, om, ph, sqrt(2.0 / mm)};
+    for (int i = 0; i < ldo * ncol; i++) o[i] = -1.0;
+    rff_matmul(&feat, &p, W, ncol, o, ldo, 2);
+    double maxerr = 0.0;
+    int padding_ok = 1;
+    for (int c = 0; c < ncol; c++) {
+      for (int i = 0; i < npts; i++) {
+        double s = 0.0;
+        for (int j = 0; j < mm; j++) {
+          double a = ph[j];
+          for (int t = 0; t < d; t++) a += om[j + (size_t)t * mm] * x[i + (size_t)t * npts];
+          s += sqrt(2.0 / mm) * cos(a) * W[j + (size_t)c * mm];
+        }
+        maxerr = fmax(maxerr, fabs(o[i + (size_t)c * ldo] - s));
+      }
+      for (int i = npts; i < ldo; i++) if (o[i + (size_t)c * ldo] != -1.0) padding_ok = 0;
+    }
+    CHECK(maxerr < 1e-12, "rff_matmul with 3 columns vs naive: %g", maxerr);
+    CHECK(padding_ok, "rff_matmul must leave rows n..ldo-1 alone");
+    free(om); free(ph); free(W); free(o);
+  }
+  free(omega); free(phase); free(x); free(phi); free(out); free(out2);
+}
+
+int main(int argc, char **argv)
+{
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--quick") == 0) {
+      quick = 1;
+    } else {
+      fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+      return 2;
+    }
+  }
+  printf("sddgp core driver%s\n", quick ? " (quick sizes)" : "");
+  test_kernels();
+  test_block();
+  test_chol();
+  test_sdd();
+  test_rng();
+  test_rff();
+  section(NULL);
+  printf("%d passed, %d failed\n", n_passed, n_failed);
+  return n_failed > 0 ? 1 : 0;
+}

@@ -212,14 +212,14 @@ check_inputs <- function(x, arg = "x") {
   x
 }
 
-check_targets <- function(y, n) {
+check_targets <- function(y, n, against = "`x` has %d rows") {
   if (is.data.frame(y) && ncol(y) == 1L) y <- y[[1L]]
   if (!is.numeric(y) || !is.null(dim(y)) && !(length(dim(y)) == 2L && ncol(y) == 1L)) {
     abort_argument("y", "must be a numeric vector")
   }
   y <- as.numeric(y)
   if (length(y) != n) {
-    abort_argument("y", sprintf("has length %d but `x` has %d rows", length(y), n))
+    abort_argument("y", sprintf(paste("has length %d but", against), length(y), n))
   }
   bad <- which(!is.finite(y))
   if (length(bad)) {
@@ -251,7 +251,7 @@ print.sddgp <- function(x, digits = 4, ...) {
   cat(sprintf("  kernel: %s, variance %s\n", kernel_label(x$kernel),
               format(x$kernel$variance, digits = digits)))
   cat(strwrap(paste(format(x$kernel$lengthscale, digits = digits), collapse = " "),
-              indent = 2, exdent = 4, prefix = "", initial = "  lengthscales: "),
+              indent = 0, exdent = 4, initial = "  lengthscales: "),
       sep = "\n")
   cat(sprintf("  noise variance: %s\n", format(x$noise, digits = digits)))
   if (!is.null(x$estimation)) {

@@ -124,15 +124,16 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
     counts[[if (s < length(sizes)) "pilot" else "subset"]] <- objective$count()
   }
 
+  estimated <- c("lengthscale", "variance", "noise")[
+    c(is.null(kernel$lengthscale), is.null(kernel$variance), is.null(noise))]
+  # Given values are kept as they are, not passed through exp(log()).
   theta <- space$start
   theta[free] <- par
-  kernel$lengthscale <- exp(theta[seq_len(d)])
-  kernel$variance <- exp(theta[[d + 1L]])
-  estimated <- c(if (1L %in% free) "lengthscale",
-                 if ((d + 1L) %in% free) "variance",
-                 if ((d + 2L) %in% free) "noise")
+  if (is.null(kernel$lengthscale)) kernel$lengthscale <- exp(theta[seq_len(d)])
+  if (is.null(kernel$variance)) kernel$variance <- exp(theta[[d + 1L]])
+  if (is.null(noise)) noise <- exp(theta[[d + 2L]])
   list(kernel = kernel,
-       noise = exp(theta[[d + 2L]]),
+       noise = noise,
        estimation = list(subset_size = m,
                          log_marginal_likelihood = -m * value,
                          counts = counts,

@@ -75,6 +75,8 @@ as_kernel <- function(kernel, arg = "kernel") {
 
 # Recycle a single length scale to d columns, or check there are d of them.
 kernel_for_dimension <- function(kernel, d) {
+  # Re-checked here because kernel objects are plain lists users may edit.
+  kernel <- new_kernel(kernel$family, kernel$lengthscale, kernel$variance)
   ls <- kernel$lengthscale
   if (!is.null(ls)) {
     if (length(ls) == 1L) ls <- rep(ls, d)

@@ -17,8 +17,8 @@
 #' @export
 predictive_scores <- function(object, newdata, y, normalised = FALSE, threads = NULL) {
   check_flag(normalised, "normalised")
-  pred <- predict(object, newdata, se.fit = TRUE, threads = threads)
-  y <- check_targets(y, length(pred$fit))
+  pred <- stats::predict(object, newdata, se.fit = TRUE, threads = threads)
+  y <- check_targets(y, length(pred$fit), against = "`newdata` has %d rows")
   scale <- if (normalised) object$scaling$y_scale else 1
   score_values(y / scale, pred$fit / scale,
                (pred$se.fit^2 + pred$residual.scale^2) / scale^2)

@@ -18,12 +18,15 @@ plot.sddgp <- function(x, log = "y", ...) {
   }
   series <- cbind(mean = tr$residual, samples = tr$residual_samples)
   series <- series[, colSums(is.finite(series)) > 0, drop = FALSE]
-  graphics::matplot(tr$iteration, series, type = "l", lty = c(1, 2)[seq_len(ncol(series))],
-                    col = c("black", "steelblue")[seq_len(ncol(series))], log = log,
-                    xlab = "iteration", ylab = "relative residual (estimated)",
-                    main = "SDD convergence", ...)
-  graphics::legend("topright", legend = colnames(series), bty = "n",
-                   lty = c(1, 2)[seq_len(ncol(series))],
-                   col = c("black", "steelblue")[seq_len(ncol(series))])
+  lty <- c(1, 2)[seq_len(ncol(series))]
+  col <- c("black", "steelblue")[seq_len(ncol(series))]
+  args <- utils::modifyList(
+    list(x = tr$iteration, y = series, type = "l", lty = lty, col = col, log = log,
+         xlab = "iteration", ylab = "relative residual (estimated)",
+         main = "SDD convergence"),
+    list(...))
+  do.call(graphics::matplot, args)
+  graphics::legend("topright", legend = colnames(series), bty = "n", lty = lty,
+                   col = col)
   invisible(x)
 }

@@ -64,13 +64,13 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
 
 #' @export
 fitted.sddgp <- function(object, ...) {
-  predict(object, ...)
+  stats::predict(object, ...)
 }
 
 #' @export
 residuals.sddgp <- function(object, ...) {
   sc <- object$scaling
-  (sc$y_center + sc$y_scale * object$y) - fitted(object, ...)
+  (sc$y_center + sc$y_scale * object$y) - stats::fitted(object, ...)
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the

@@ -43,7 +43,8 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NUL
     prior$weights <- prior$weights[, keep, drop = FALSE]
   } else {
     if (!is.null(seed)) {
-      check_number(seed, "seed", integer = TRUE)
+      check_number(seed, "seed", lower = -.Machine$integer.max,
+                   upper = .Machine$integer.max, integer = TRUE)
       restore <- preserve_random_state()
       on.exit(restore())
       set.seed(seed)

@@ -39,10 +39,13 @@ sdd_step_limit <- function(xs, kernel, noise, momentum, batch_size, threads,
     if (abs(ev_new - ev) < 1e-4 * ev_new) break
     ev <- ev_new
   }
-  # The batch itself must be stable too: lr / B times the largest eigenvalue
-  # of a B x B block, at least its diagonal sigma_f^2 + lambda.
+  # Each sampled coordinate must be stable too.  Between the steps that
+  # sample it, momentum keeps pushing it for about 1 / (1 - rho) steps with
+  # no feedback, which amplifies its own curvature (sigma_f^2 + lambda) / B;
+  # ignoring that diverges when K is nearly diagonal (short length scales).
   curvature <- max(ev_new / length(idx) + mean(noise) / n,
-                   (kernel$variance + mean(noise)) / min(batch_size, n))
+                   (kernel$variance + mean(noise)) /
+                     ((1 - momentum) * min(batch_size, n)))
   2 * (1 + momentum) / (1 + 2 * momentum) / curvature
 }
 

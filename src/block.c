@@ -18,6 +18,9 @@ void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
   for (int c = 0; c < d; c++) {
     const double xi = p1->x[i + (size_t)c * p1->n];
     const double *col = p2->x + (size_t)c * p2->n + j0;
+    /* omp simd: R compiles with -O2, where gcc will not vectorise a loop
+     * that needs a runtime aliasing check. */
+    #pragma omp simd
     for (int t = 0; t < len; t++) {
       const double diff = xi - col[t];
       r2[t] += diff * diff;
@@ -26,10 +29,9 @@ void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
 }
 
 /* out[c * ldo] += sum_t kv[t] A[t + c * lda] for every column c.  Four
- * columns at a time share each load of kv, and their four sums are
- * independent chains the processor overlaps; a lone column gets four partial
- * sums instead.  The order of additions is fixed, so results do not depend on
- * threads. */
+ * columns at a time share each load of kv.  The SIMD reductions split each
+ * sum into vector lanes in an order fixed at compile time, so results still
+ * do not depend on the number of threads. */
 static void tile_dot(const double *kv, int len, const double *A, int lda,
                      int ncol, double *out, int ldo)
 {
@@ -38,6 +40,7 @@ static void tile_dot(const double *kv, int len, const double *A, int lda,
     const double *a0 = A + (size_t)c * lda, *a1 = a0 + lda, *a2 = a1 + lda,
                  *a3 = a2 + lda;
     double s0 = 0.0, s1 = 0.0, s2 = 0.0, s3 = 0.0;
+    #pragma omp simd reduction(+ : s0, s1, s2, s3)
     for (int t = 0; t < len; t++) {
       const double k = kv[t];
       s0 += k * a0[t];
@@ -52,16 +55,10 @@ static void tile_dot(const double *kv, int len, const double *A, int lda,
   }
   for (; c < ncol; c++) {
     const double *a = A + (size_t)c * lda;
-    double p[4] = {0.0, 0.0, 0.0, 0.0};
-    int t = 0;
-    for (; t + 4 <= len; t += 4) {
-      p[0] += kv[t] * a[t];
-      p[1] += kv[t + 1] * a[t + 1];
-      p[2] += kv[t + 2] * a[t + 2];
-      p[3] += kv[t + 3] * a[t + 3];
-    }
-    for (; t < len; t++) p[t & 3] += kv[t] * a[t];
-    out[(size_t)c * ldo] += (p[0] + p[1]) + (p[2] + p[3]);
+    double s = 0.0;
+    #pragma omp simd reduction(+ : s)
+    for (int t = 0; t < len; t++) s += kv[t] * a[t];
+    out[(size_t)c * ldo] += s;
   }
 }
 
@@ -85,9 +82,11 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
   for (int c = 0; c < ncol; c++)
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
 
-  /* A team for a single chunk would only spin-wait, which on a busy machine
-   * costs far more than the work. */
-  #pragma omp parallel num_threads(nthreads) if (nchunks > 1)
+  /* Below about a millisecond of work a thread team costs more than it
+   * saves: idle threads spin-wait, which on a busy machine steals the cores
+   * the work needs. */
+  const double work = (double)nrows * n2 * (op->x1->d + ncol);
+  #pragma omp parallel num_threads(nthreads) if (nchunks > 1 && work > 1e6)
   {
     double buf[TILE];
     /* A chunk of rows is the unit of work: one thread owns each row and adds

@@ -41,19 +41,22 @@ void kernel_apply(const kernel *k, double *r2, int len)
    * the compiler can vectorise the arithmetic around exp(). */
   const double s2 = k->variance;
   int i;
+  /* Callers may form r2 from rounded sums; clamp with a comparison, which
+   * unlike fmax() compiles inline. */
+  for (i = 0; i < len; i++) r2[i] = r2[i] > 0.0 ? r2[i] : 0.0;
   switch (k->family) {
   case KERNEL_MATERN12:
-    for (i = 0; i < len; i++) r2[i] = s2 * exp(-sqrt(fmax(r2[i], 0.0)));
+    for (i = 0; i < len; i++) r2[i] = s2 * exp(-sqrt(r2[i]));
     break;
   case KERNEL_MATERN32:
     for (i = 0; i < len; i++) {
-      double r = SQRT3 * sqrt(fmax(r2[i], 0.0));
+      double r = SQRT3 * sqrt(r2[i]);
       r2[i] = s2 * (1.0 + r) * exp(-r);
     }
     break;
   case KERNEL_MATERN52:
     for (i = 0; i < len; i++) {
-      double r = SQRT5 * sqrt(fmax(r2[i], 0.0));
+      double r = SQRT5 * sqrt(r2[i]);
       r2[i] = s2 * (1.0 + r + r * r / 3.0) * exp(-r);
     }
     break;

@@ -1,0 +1,4 @@
+library(testthat)
+library(sddgp)
+
+test_check("sddgp")

@@ -1,0 +1,458 @@
+# gp_sdd(): the fitted posterior against exact linear algebra done here in
+# base R, the interfaces (matrix, data frame, formula), reproducibility and
+# input validation.
+
+test_that("SDD representer weights match the exact solve (Matern-3/2, n = 500, d = 3)", {
+  d <- make_data(500, 3, seed = 11)
+  xt <- make_inputs(7, 3)
+  ls <- c(0.2, 0.3, 0.4)
+  ref <- ref_posterior(d$x, d$y, xt, "matern32", ls, 1, 0.1)
+  withr::local_seed(1)
+  # One thread: this runs many tiny steps, where on a busy machine two
+  # OpenMP threads mostly wait for each other (results are bitwise the same
+  # for any thread count; see test-gp_sdd.R).
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.1,
+                standardize = FALSE, control = sdd_control(iterations = 1500),
+                threads = 1)
+  expect_s3_class(fit, "sddgp")
+  expect_equal(fit$status, "iterations")
+  expect_equal(fit$iterations, 1500L)
+  # A well-conditioned problem (condition number about 800): 1500 steps of
+  # full-batch SDD reach about 1e-10, so 1e-6 relative is a tight check
+  # that still leaves room for other compilers' rounding.
+  expect_lt(max_rel_err(fit$alpha, ref$alpha), 1e-6)
+  expect_lt(max_rel_err(predict(fit, xt), ref$mean), 1e-6)
+})
+
+test_that("SDD matches the exact solve for every kernel family", {
+  d <- make_data(300, 3, seed = 12)
+  xt <- make_inputs(5, 3)
+  ls <- c(0.2, 0.3, 0.4)
+  kernels <- list(matern12 = matern(1/2, ls, 1.5), matern32 = matern(3/2, ls, 1.5),
+                  matern52 = matern(5/2, ls, 1.5),
+                  se = squared_exponential(ls, 1.5))
+  for (fam in names(kernels)) {
+    ref <- ref_posterior(d$x, d$y, xt, fam, ls, 1.5, 0.1)
+    withr::local_seed(2)
+    fit <- gp_sdd(d$x, d$y, kernel = kernels[[fam]], noise = 0.1,
+                  standardize = FALSE, control = sdd_control(iterations = 1400),
+                  threads = 1)  # many tiny steps: see the note above
+    expect_equal(fit$kernel$family, fam)
+    expect_lt(max_rel_err(fit$alpha, ref$alpha), 1e-6)
+    expect_lt(max_rel_err(predict(fit, xt), ref$mean), 1e-6)
+  }
+})
+
+test_that("SDD converges on a larger problem with mini-batches (n = 2000)", {
+  skip_on_cran()
+  d <- make_data(2000, 2, seed = 13)
+  xt <- make_inputs(5, 2)
+  ref <- ref_posterior(d$x, d$y, xt, "matern52", c(0.15, 0.25), 1, 0.2)
+  withr::local_seed(3)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(5/2, c(0.15, 0.25), 1), noise = 0.2,
+                standardize = FALSE,
+                control = sdd_control(iterations = 3000, batch_size = 256),
+                threads = 1)  # many small steps: see the note above
+  # Batches of 256 out of 2000 rows: the averaged iterate is accurate to
+  # about 4e-8 after 3000 steps on this problem.
+  expect_lt(max_rel_err(fit$alpha, ref$alpha), 1e-6)
+  expect_lt(max_rel_err(predict(fit, xt), ref$mean), 1e-6)
+})
+
+test_that("the Cholesky solver is exact for every kernel family", {
+  d <- make_data(200, 2, seed = 14)
+  xt <- make_inputs(6, 2)
+  ls <- c(0.3, 0.6)
+  kernels <- list(matern12 = matern(1/2, ls, 2), matern32 = matern(3/2, ls, 2),
+                  matern52 = matern(5/2, ls, 2), se = squared_exponential(ls, 2))
+  for (fam in names(kernels)) {
+    ref <- ref_posterior(d$x, d$y, xt, fam, ls, 2, 0.05)
+    fit <- gp_sdd(d$x, d$y, kernel = kernels[[fam]], noise = 0.05,
+                  solver = "cholesky", standardize = FALSE)
+    expect_equal(fit$status, "exact")
+    expect_equal(fit$iterations, 0L)
+    expect_equal(fit$alpha, ref$alpha, tolerance = 1e-8)
+    expect_equal(unname(predict(fit, xt)), ref$mean, tolerance = 1e-8)
+  }
+})
+
+test_that("standardize = TRUE fits the z-scored data and predicts in original units", {
+  d <- make_data(150, 2, seed = 15)
+  x <- d$x * rep(c(10, 0.01), each = 150) + rep(c(5, -3), each = 150)
+  y <- 100 + 20 * d$y
+  xt <- make_inputs(5, 2) * rep(c(10, 0.01), each = 5) + rep(c(5, -3), each = 5)
+  fit <- gp_sdd(x, y, kernel = matern(5/2, c(0.5, 0.8), 1.2), noise = 0.03,
+                solver = "cholesky")
+  pop_sd <- function(v) sqrt(mean((v - mean(v))^2))
+  xc <- colMeans(x)
+  xsd <- apply(x, 2, pop_sd)
+  expect_equal(unname(fit$scaling$x_center), unname(xc))
+  expect_equal(unname(fit$scaling$x_scale), unname(xsd))
+  expect_equal(fit$scaling$y_center, mean(y))
+  expect_equal(fit$scaling$y_scale, pop_sd(y))
+  zs <- function(m) sweep(sweep(m, 2, xc), 2, xsd, "/")
+  ys <- (y - mean(y)) / pop_sd(y)
+  ref <- ref_posterior(zs(x), ys, zs(xt), "matern52", c(0.5, 0.8), 1.2, 0.03)
+  expect_equal(fit$alpha, ref$alpha, tolerance = 1e-8)
+  expect_equal(unname(predict(fit, xt)), mean(y) + pop_sd(y) * ref$mean,
+               tolerance = 1e-8)
+})
+
+test_that("standardize = FALSE with rescaled hyperparameters gives the same predictions", {
+  d <- make_data(120, 2, seed = 16)
+  x <- d$x * rep(c(3, 0.5), each = 120)
+  y <- 7 + 4 * d$y
+  xt <- make_inputs(4, 2) * rep(c(3, 0.5), each = 4)
+  fs <- gp_sdd(x, y, kernel = matern(3/2, c(0.4, 0.9), 0.8), noise = 0.02,
+               solver = "cholesky", standardize = TRUE)
+  sx <- fs$scaling$x_scale
+  sy <- fs$scaling$y_scale
+  # The same model in original units: length scales times the input spread,
+  # variances times the target variance, fitted to the centred target.
+  fr <- gp_sdd(x, y - mean(y),
+               kernel = matern(3/2, c(0.4, 0.9) * sx, 0.8 * sy^2),
+               noise = 0.02 * sy^2, solver = "cholesky", standardize = FALSE)
+  expect_equal(predict(fs, xt), predict(fr, xt) + mean(y), tolerance = 1e-8)
+})
+
+test_that("predictions transform exactly with affine changes of x and y", {
+  d <- make_data(100, 2, seed = 17)
+  xt <- make_inputs(5, 2)
+  ker <- matern(3/2, c(0.5, 0.7), 1)
+  f1 <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = "cholesky")
+  x2 <- d$x * rep(c(4, 0.25), each = 100) + rep(c(-1, 2), each = 100)
+  xt2 <- xt * rep(c(4, 0.25), each = 5) + rep(c(-1, 2), each = 5)
+  f2 <- gp_sdd(x2, -3 + 5 * d$y, kernel = ker, noise = 0.05, solver = "cholesky")
+  expect_equal(unname(predict(f2, xt2)), unname(-3 + 5 * predict(f1, xt)),
+               tolerance = 1e-10)
+})
+
+test_that("a constant input column is only centred and changes nothing", {
+  d <- make_data(80, 2, seed = 18)
+  xt <- make_inputs(4, 2)
+  ker <- matern(3/2, c(0.5, 0.7), 1)
+  f1 <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = "cholesky")
+  f2 <- gp_sdd(cbind(d$x, x3 = 5), d$y, kernel = matern(3/2, c(0.5, 0.7, 1), 1),
+               noise = 0.05, solver = "cholesky")
+  expect_equal(unname(f2$scaling$x_scale[3]), 1)
+  # The column is constant in training and at prediction: no distance.
+  expect_equal(f2$alpha, f1$alpha, tolerance = 1e-10)
+  expect_equal(predict(f2, cbind(xt, x3 = 5)), predict(f1, xt), tolerance = 1e-10)
+  expect_true(all(is.finite(predict(f2, cbind(xt, x3 = 9)))))
+})
+
+test_that("the fit object holds what the documentation promises", {
+  d <- make_data(60, 2, seed = 19)
+  withr::local_seed(4)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+                samples = 3, control = sdd_control(iterations = 100, check_every = 25))
+  expect_equal(fit$n, 60L)
+  expect_equal(fit$d, 2L)
+  expect_equal(fit$kernel$lengthscale, c(0.5, 0.5))  # recycled to d
+  expect_equal(fit$input_names, c("x1", "x2"))
+  expect_length(fit$alpha, 60)
+  expect_equal(dim(fit$alpha_samples), c(60L, 3L))
+  expect_equal(dim(fit$prior$weights), c(2000L, 3L))
+  expect_equal(dim(fit$prior$omega), c(2000L, 2L))
+  expect_named(fit$trace, c("iteration", "seconds", "residual", "residual_samples"))
+  expect_equal(fit$trace$iteration, c(25L, 50L, 75L, 100L))
+  expect_true(all(fit$trace$residual_samples > 0))
+  expect_named(fit$step_size, c("mean", "samples"))
+  expect_equal(fit$threads, sddgp_threads(2))  # 2 unless OMP_THREAD_LIMIT is 1
+  expect_true(is.call(fit$call))
+  expect_null(fit$estimation)
+
+  f0 <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+               solver = "cholesky")
+  expect_equal(dim(f0$alpha_samples), c(60L, 0L))
+  expect_null(f0$prior)
+  expect_equal(nrow(f0$trace), 0L)
+})
+
+test_that("matrix, data frame and formula interfaces give the same fit", {
+  d <- make_data(70, 2, seed = 20)
+  df <- data.frame(d$x, y = d$y)
+  ker <- matern(5/2, c(0.4, 0.6), 1)
+  ctl <- sdd_control(iterations = 50)
+  withr::local_seed(5)
+  fm <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = ctl, samples = 2)
+  withr::local_seed(5)
+  fd <- gp_sdd(df[c("x1", "x2")], df$y, kernel = ker, noise = 0.1, control = ctl,
+               samples = 2)
+  withr::local_seed(5)
+  ff <- gp_sdd(y ~ x1 + x2, data = df, kernel = ker, noise = 0.1, control = ctl,
+               samples = 2)
+  withr::local_seed(5)
+  fdot <- gp_sdd(y ~ ., data = df, kernel = ker, noise = 0.1, control = ctl,
+                 samples = 2)
+  expect_identical(fd$alpha, fm$alpha)
+  expect_identical(ff$alpha, fm$alpha)
+  expect_identical(ff$alpha_samples, fm$alpha_samples)
+  expect_identical(fdot$alpha, fm$alpha)
+  expect_equal(ff$input_names, c("x1", "x2"))
+  expect_false(is.null(ff$terms))
+  # y as a one-column data frame or matrix is accepted
+  withr::local_seed(5)
+  fy <- gp_sdd(d$x, data.frame(y = d$y), kernel = ker, noise = 0.1, control = ctl,
+               samples = 2)
+  expect_identical(fy$alpha, fm$alpha)
+  withr::local_seed(5)
+  fy2 <- gp_sdd(d$x, matrix(d$y), kernel = ker, noise = 0.1, control = ctl,
+                samples = 2)
+  expect_identical(fy2$alpha, fm$alpha)
+})
+
+test_that("a one-dimensional vector x is a single input column", {
+  x <- seq(0, 1, length.out = 40)
+  y <- sin(5 * x)
+  f1 <- gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.01, solver = "cholesky")
+  expect_equal(f1$d, 1L)
+  ref <- ref_posterior(matrix((x - mean(x)) / sqrt(mean((x - mean(x))^2))),
+                       (y - mean(y)) / sqrt(mean((y - mean(y))^2)),
+                       family = "matern32", lengthscale = 0.3, variance = 1,
+                       noise = 0.01)
+  expect_equal(f1$alpha, ref$alpha, tolerance = 1e-8)
+})
+
+test_that("the formula interface drops incomplete rows and expands factors", {
+  d <- make_data(50, 2, seed = 21)
+  df <- data.frame(d$x, y = d$y)
+  df$x1[3] <- NA
+  df$y[7] <- NA
+  fit <- gp_sdd(y ~ x1 + x2, data = df, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+                solver = "cholesky")
+  expect_equal(fit$n, 48L)
+  expect_equal(unname(as.integer(fit$na.action)), c(3L, 7L))
+  ref <- gp_sdd(d$x[-c(3, 7), ], d$y[-c(3, 7)], kernel = matern(3/2, 0.5, 1),
+                noise = 0.1, solver = "cholesky")
+  expect_equal(unname(fit$alpha), unname(ref$alpha), tolerance = 1e-12)
+  expect_error(gp_sdd(y ~ x1 + x2, data = df, kernel = matern(3/2, 0.5, 1),
+                      noise = 0.1, solver = "cholesky", na.action = stats::na.fail),
+               "missing values")
+
+  df2 <- data.frame(d$x, g = factor(rep(c("a", "b"), 25)), y = d$y)
+  f2 <- gp_sdd(y ~ ., data = df2, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+               solver = "cholesky")
+  expect_equal(f2$d, 4L)  # x1, x2 and one indicator per level
+  expect_equal(f2$xlevels, list(g = c("a", "b")))
+})
+
+test_that("identical seeds give identical fits for 1 and 2 threads; different seeds differ", {
+  d <- make_data(300, 2, seed = 22)
+  ker <- matern(3/2, c(0.3, 0.5), 1)
+  ctl <- sdd_control(iterations = 100, batch_size = 64)
+  fit_with <- function(seed, threads) {
+    withr::local_seed(seed)
+    gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = ctl, samples = 4,
+           threads = threads)
+  }
+  f1 <- fit_with(7, 1)
+  f2 <- fit_with(7, 2)
+  expect_identical(f1$alpha, f2$alpha)
+  expect_identical(f1$alpha_samples, f2$alpha_samples)
+  expect_identical(f1$prior, f2$prior)
+  expect_identical(f1$trace$residual, f2$trace$residual)
+  # More than 4096 points: the dense part of each step runs in parallel too.
+  big <- make_data(5000, 2, seed = 30)
+  fit_big <- function(threads) {
+    withr::local_seed(3)
+    gp_sdd(big$x, big$y, kernel = ker, noise = 0.1, samples = 2, threads = threads,
+           control = sdd_control(iterations = 20, batch_size = 64, cache = "never",
+                                 check_every = 10))
+  }
+  b1 <- fit_big(1)
+  b2 <- fit_big(2)
+  expect_identical(b1$alpha, b2$alpha)
+  expect_identical(b1$alpha_samples, b2$alpha_samples)
+  xt <- make_inputs(5000, 2)
+  expect_identical(predict(b1, xt, se.fit = TRUE, threads = 1),
+                   predict(b1, xt, se.fit = TRUE, threads = 2))
+  f3 <- fit_with(8, 2)
+  # 100 steps of batches of 64 are far from converged, so the random batches
+  # show in the mean's weights, and the prior draws differ entirely.
+  expect_gt(max(abs(f3$alpha - f1$alpha)), 1e-6)
+  expect_false(isTRUE(all.equal(f3$alpha_samples, f1$alpha_samples)))
+  expect_false(isTRUE(all.equal(f3$prior$omega, f1$prior$omega)))
+})
+
+test_that("the cached and the on-the-fly kernel give identical fits", {
+  d <- make_data(300, 2, seed = 23)
+  ker <- matern(5/2, c(0.3, 0.5), 1)
+  fit_with <- function(cache) {
+    withr::local_seed(9)
+    gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, samples = 3,
+           control = sdd_control(iterations = 100, batch_size = 100, cache = cache))
+  }
+  fa <- fit_with("always")
+  fn <- fit_with("never")
+  fauto <- fit_with("auto")
+  expect_identical(fa$alpha, fn$alpha)
+  expect_identical(fa$alpha_samples, fn$alpha_samples)
+  expect_identical(fa$trace$residual, fn$trace$residual)
+  expect_identical(fauto$alpha, fn$alpha)
+})
+
+test_that("print() and summary() report the key fields", {
+  d <- make_data(60, 2, seed = 24)
+  withr::local_seed(10)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.5, 0.7), 1.3), noise = 0.1,
+                samples = 2, control = sdd_control(iterations = 100))
+  expect_output(print(fit), "stochastic dual descent")
+  expect_output(print(fit), "60 observations, 2 inputs; 2 posterior samples")
+  expect_output(print(fit), "Matern-3/2, variance 1.3")
+  expect_output(print(fit), "lengthscales: 0.5 0.7")
+  expect_output(print(fit), "noise variance: 0.1")
+  expect_output(print(fit), "100 iterations")
+  expect_output(expect_invisible(print(fit)))
+
+  s <- summary(fit)
+  expect_s3_class(s, "summary.sddgp")
+  expect_equal(s$samples, 2L)
+  expect_equal(s$iterations, 100L)
+  expect_equal(s$residual, fit$trace$residual[nrow(fit$trace)])
+  expect_output(print(s), "Call:")
+  expect_output(print(s), "Data: 60 observations, 2 inputs")
+  expect_output(print(s), "Matern-3/2 kernel")
+  expect_output(print(s), "batch size 60 \\(uniform\\), momentum 0.9")
+  expect_output(print(s), sprintf("100 of 100 iterations \\(iterations\\), %d threads?,", sddgp_threads(2)))
+  expect_output(print(s), "Posterior samples: 2")
+
+  fc <- gp_sdd(d$x[, 1], d$y, kernel = squared_exponential(0.5, 1), noise = 0.1,
+               solver = "cholesky")
+  expect_output(print(fc), "exact Cholesky solve")
+  expect_output(print(fc), "60 observations, 1 input; 0 posterior samples")
+  expect_output(print(summary(fc)), "Solver: exact Cholesky")
+  expect_output(print(summary(fc)), "squared exponential kernel")
+})
+
+test_that("print() writes no empty lines and wraps long length-scale lists", {
+  d <- make_data(30, 2, seed = 25)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+                solver = "cholesky")
+  out <- capture.output(print(fit))
+  expect_false(any(out == ""))
+  expect_match(out[4], "^  lengthscales: 0.5 0.5 ?$")
+  expect_match(out[5], "^  noise variance: 0.1$")
+  x30 <- matrix(withr::with_seed(1, runif(30 * 40)), 30)
+  f30 <- gp_sdd(x30, d$y, kernel = matern(3/2, seq(0.51, 0.9, by = 0.01), 1),
+                noise = 0.1, solver = "cholesky")
+  out30 <- withr::with_options(list(width = 60), capture.output(print(f30)))
+  expect_false(any(out30 == ""))
+  expect_true(all(nchar(out30) <= 60))
+  shown <- as.numeric(strsplit(trimws(sub("lengthscales:", "",
+    paste(out30[grep("lengthscales", out30):(grep("noise variance", out30) - 1)],
+          collapse = " "))), " +")[[1]])
+  expect_equal(shown, seq(0.51, 0.9, by = 0.01))
+})
+
+test_that("print() and summary() say which hyperparameters were estimated", {
+  d <- make_data(30, 1, seed = 25)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+                solver = "cholesky")
+  expect_false(any(grepl("estimated", capture.output(print(fit)))))
+  # Pretend the noise was estimated (estimation itself is tested elsewhere).
+  fit$estimation <- list(estimated = c("lengthscale", "noise"), subset_size = 30L,
+                         log_marginal_likelihood = -12.5, seconds = 0.1)
+  out <- capture.output(print(fit))
+  expect_false(any(out == ""))
+  expect_true(any(grepl("^  noise variance: 0.1$", out)))
+  expect_true(any(grepl("estimated .*30 points: lengthscale, noise$", out)))
+  expect_output(print(summary(fit)), "estimated \\(lengthscale, noise\\) on 30 points")
+})
+
+test_that("a fit survives saveRDS() / readRDS() and predicts identically", {
+  d <- make_data(80, 2, seed = 26)
+  xt <- make_inputs(5, 2)
+  withr::local_seed(11)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.5, 0.7), 1), noise = 0.1,
+                samples = 4, control = sdd_control(iterations = 50))
+  path <- withr::local_tempfile(fileext = ".rds")
+  saveRDS(fit, path)
+  back <- readRDS(path)
+  expect_identical(predict(back, xt, se.fit = TRUE), predict(fit, xt, se.fit = TRUE))
+  expect_identical(simulate(back, 4, newdata = xt), simulate(fit, 4, newdata = xt))
+})
+
+test_that("bad data give classed errors naming the argument", {
+  d <- make_data(20, 2, seed = 27)
+  ker <- matern(3/2, 0.5, 1)
+  fit <- function(x = d$x, y = d$y, ...) {
+    gp_sdd(x, y, kernel = ker, noise = 0.1, solver = "cholesky", ...)
+  }
+  xna <- d$x; xna[4, 2] <- NA
+  expect_error(fit(x = xna), class = "sddgp_error_argument", regexp = "`x`.*row 4")
+  xinf <- d$x; xinf[2, 1] <- Inf
+  expect_error(fit(x = xinf), class = "sddgp_error_argument", regexp = "`x`.*infinite")
+  yna <- d$y; yna[5] <- NA
+  expect_error(fit(y = yna), class = "sddgp_error_argument", regexp = "`y`.*element 5")
+  yinf <- d$y; yinf[1] <- -Inf
+  expect_error(fit(y = yinf), class = "sddgp_error_argument", regexp = "`y`")
+  expect_error(fit(y = d$y[-1]), class = "sddgp_error_argument",
+               regexp = "`y` has length 19 but `x` has 20 rows")
+  expect_error(fit(y = as.character(d$y)), class = "sddgp_error_argument",
+               regexp = "`y` must be a numeric vector")
+  expect_error(fit(y = cbind(d$y, d$y)), class = "sddgp_error_argument", regexp = "`y`")
+  expect_error(fit(x = data.frame(a = d$x[, 1], b = letters[1:20])),
+               class = "sddgp_error_argument", regexp = "`x`.*`b` is not numeric")
+  expect_error(fit(x = matrix(letters[1:20], 10)), class = "sddgp_error_argument",
+               regexp = "`x` must be a numeric matrix")
+  expect_error(fit(x = list(1, 2)), class = "sddgp_error_argument", regexp = "`x`")
+  expect_error(fit(x = d$x[1, , drop = FALSE], y = 1), class = "sddgp_error_argument",
+               regexp = "`x` must have at least 2 rows")
+  expect_error(fit(x = matrix(numeric(0), 20, 0)), class = "sddgp_error_argument",
+               regexp = "`x` must have at least one column")
+})
+
+test_that("bad hyperparameters and settings give classed errors naming the argument", {
+  d <- make_data(20, 2, seed = 28)
+  g <- function(...) gp_sdd(d$x, d$y, ...)
+  ker <- matern(3/2, 0.5, 1)
+  for (bad in list(0, -1, NA, Inf, "a", c(0.1, 0.2))) {
+    expect_error(g(kernel = ker, noise = bad), class = "sddgp_error_argument",
+                 regexp = "`noise`")
+  }
+  for (bad in list(-1, 0, NA, c(0.5, NA), c(0.5, -2), Inf)) {
+    expect_error(g(kernel = matern(3/2, bad, 1), noise = 0.1),
+                 class = "sddgp_error_argument", regexp = "`lengthscale`")
+  }
+  expect_error(g(kernel = squared_exponential(0.5, -1), noise = 0.1),
+               class = "sddgp_error_argument", regexp = "`variance`")
+  expect_error(g(kernel = matern(3/2, c(0.5, 1, 2), 1), noise = 0.1),
+               class = "sddgp_error_argument",
+               regexp = "`lengthscale` has 3 values but the inputs have 2 columns")
+  expect_error(g(kernel = "gauss", noise = 0.1), class = "sddgp_error_argument",
+               regexp = "`kernel` must be a kernel object.*\"matern32\"")
+  expect_error(g(kernel = ker, noise = 0.1, solver = "lu"),
+               class = "sddgp_error_argument",
+               regexp = "`solver` must be one of \"sdd\", \"cholesky\", not \"lu\"")
+  expect_error(g(kernel = ker, noise = 0.1, solver = c("sdd", "cholesky")),
+               class = "sddgp_error_argument", regexp = "`solver`")
+  expect_error(g(kernel = ker, noise = 0.1, control = list(iterations = 10)),
+               class = "sddgp_error_argument", regexp = "`control` must be made by sdd_control")
+  for (bad in list(-1, 1.5, NA, "2", 1e6)) {
+    expect_error(g(kernel = ker, noise = 0.1, samples = bad),
+                 class = "sddgp_error_argument", regexp = "`samples`")
+  }
+  for (bad in list(NA, "yes", c(TRUE, FALSE), 1)) {
+    expect_error(g(kernel = ker, noise = 0.1, standardize = bad),
+                 class = "sddgp_error_argument", regexp = "`standardize` must be TRUE or FALSE")
+  }
+  for (bad in list(0, 1.5, -2, NA, "two")) {
+    expect_error(g(kernel = ker, noise = 0.1, threads = bad),
+                 class = "sddgp_error_argument", regexp = "`threads`")
+  }
+  expect_error(g(kernel = ker, noise = 0.1, iterations = 10),
+               class = "sddgp_error_argument",
+               regexp = "`...` must be empty; unused argument\\(s\\): `iterations`")
+})
+
+test_that("the formula interface validates its own arguments", {
+  d <- make_data(20, 2, seed = 29)
+  df <- data.frame(d$x, y = d$y)
+  expect_error(gp_sdd(y ~ x1), class = "sddgp_error_argument", regexp = "`data` is missing")
+  expect_error(gp_sdd(~ x1, data = df, kernel = matern(3/2, 1, 1), noise = 0.1),
+               class = "sddgp_error_argument", regexp = "formula with a response")
+  expect_error(gp_sdd(y ~ ., data = df, kernel = matern(3/2, 1, 1), noise = 0.1,
+                      solver = "cholesky", foo = 1),
+               class = "sddgp_error_argument", regexp = "`foo`")
+})

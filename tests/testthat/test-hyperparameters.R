@@ -1,0 +1,188 @@
+# The exact log marginal likelihood (C_mll) against an independent base-R
+# computation and finite differences, its thread invariance, and
+# hyperparameter estimation: recovery of known values, fixed values staying
+# fixed, and the validation of estimation_control().
+
+families <- c("matern12", "matern32", "matern52", "se")
+
+# Kernel of unit variance as a function of the distance r, written out from
+# the formulas in ?matern independently of the C code.
+unit_kernel <- function(family, r) {
+  switch(family,
+         matern12 = exp(-r),
+         matern32 = (1 + sqrt(3) * r) * exp(-sqrt(3) * r),
+         matern52 = (1 + sqrt(5) * r + 5 * r^2 / 3) * exp(-sqrt(5) * r),
+         se = exp(-r^2 / 2))
+}
+
+# log N(y | 0, K + noise I) by chol() and the definition.
+mll_reference <- function(x, y, family, lengthscale, variance, noise) {
+  xs <- x * rep(1 / lengthscale, each = nrow(x))
+  r <- as.matrix(stats::dist(xs))
+  L <- chol(variance * unit_kernel(family, r) + diag(noise, nrow(x)))
+  z <- backsolve(L, y, transpose = TRUE)
+  -0.5 * sum(z^2) - sum(log(diag(L))) - nrow(x) / 2 * log(2 * pi)
+}
+
+# C_mll at log hyperparameters theta = (log lengthscales, log variance,
+# log noise).
+mll_at <- function(x, y, family, theta, threads = 2L) {
+  d <- ncol(x)
+  kernel <- sddgp:::new_kernel(family, exp(theta[seq_len(d)]),
+                               exp(theta[[d + 1L]]))
+  .Call(sddgp:::C_mll, sddgp:::scale_inputs(x, kernel), y,
+        sddgp:::kernel_spec(kernel), exp(theta[[d + 2L]]), as.integer(threads))
+}
+
+set.seed(20240611)
+x_small <- matrix(rnorm(120 * 3), ncol = 3) # continuous: no duplicate points
+y_small <- sin(2 * x_small[, 1]) + x_small[, 2] * x_small[, 3] + rnorm(120, sd = 0.3)
+theta_small <- log(c(0.8, 1.3, 2.1, 0.9, 0.15))
+
+test_that("C_mll equals the log marginal likelihood computed with chol()", {
+  for (family in families) {
+    got <- mll_at(x_small, y_small, family, theta_small)
+    want <- mll_reference(x_small, y_small, family, exp(theta_small[1:3]),
+                          exp(theta_small[4]), exp(theta_small[5]))
+    expect_equal(got$value, want, tolerance = 1e-8, info = family)
+    expect_length(got$gradient, 5L)
+    expect_named(got, c("value", "gradient"))
+  }
+})
+
+test_that("the gradient matches central finite differences of the value", {
+  h <- 1e-5
+  for (family in families) {
+    grad <- mll_at(x_small, y_small, family, theta_small)$gradient
+    fd <- vapply(seq_along(theta_small), function(i) {
+      step <- replace(numeric(length(theta_small)), i, h)
+      (mll_at(x_small, y_small, family, theta_small + step)$value -
+         mll_at(x_small, y_small, family, theta_small - step)$value) / (2 * h)
+    }, numeric(1))
+    expect_equal(grad, fd, tolerance = 1e-5, info = family)
+  }
+})
+
+test_that("value and gradient do not depend on the number of threads", {
+  x <- matrix(rnorm(300 * 4), ncol = 4)
+  y <- rnorm(300)
+  theta <- log(c(0.5, 1, 2, 4, 1.2, 0.05))
+  for (family in families) {
+    expect_identical(mll_at(x, y, family, theta, threads = 1L),
+                     mll_at(x, y, family, theta, threads = 2L), info = family)
+  }
+})
+
+test_that("a kernel matrix that is not positive definite gives NA", {
+  # A negative noise larger than every eigenvalue of K.
+  got <- .Call(sddgp:::C_mll, x_small, y_small, list(family = 4L, variance = 1),
+               -1e3, 1L)
+  expect_identical(got$value, NA_real_)
+  expect_true(all(is.na(got$gradient)))
+})
+
+test_that("estimation recovers the hyperparameters of data drawn from the model", {
+  # 800 points of a Matern-3/2 GP with known hyperparameters plus noise,
+  # drawn exactly through the Cholesky factor of their covariance.
+  set.seed(42)
+  n <- 800
+  x <- matrix(rnorm(2 * n), ncol = 2)
+  truth <- c(lengthscale = c(0.4, 1.5), variance = 1, noise = 0.05)
+  r <- as.matrix(stats::dist(x * rep(1 / truth[1:2], each = n)))
+  cov <- truth[[3]] * unit_kernel("matern32", r) + diag(truth[[4]], n)
+  y <- drop(crossprod(chol(cov), rnorm(n)))
+
+  set.seed(1)
+  est <- sddgp:::estimate_hyperparameters(x, y, matern(3/2), NULL,
+                                          estimation_control(), threads = 2L)
+  got <- c(est$kernel$lengthscale, est$kernel$variance, est$noise)
+  # Asymptotic standard errors of the log hyperparameters here, from the
+  # Fisher information at the truth, are 0.12, 0.13, 0.25 and 0.066; allow
+  # 3.5 of them.  The start (length scales 1.4, noise 0.1) is outside these
+  # bounds for the first length scale and the noise.
+  expect_lt(max(abs(log(got) - log(truth)) / c(0.12, 0.13, 0.25, 0.066)), 3.5)
+  # A maximiser cannot be worse than the truth.
+  theta_true <- log(unname(truth))
+  expect_gte(est$estimation$log_marginal_likelihood,
+             mll_at(x, y, "matern32", theta_true)$value)
+
+  expect_s3_class(est$kernel, "sddgp_kernel")
+  expect_identical(est$kernel$family, "matern32")
+  e <- est$estimation
+  expect_identical(e$subset_size, 800L)
+  expect_identical(e$estimated, c("lengthscale", "variance", "noise"))
+  expect_identical(e$convergence, 0L)
+  expect_true(e$seconds >= 0)
+  expect_equal(e$log_marginal_likelihood, mll_at(x, y, "matern32", log(got))$value)
+})
+
+test_that("estimation draws its subset with R's generator", {
+  x <- matrix(rnorm(400 * 2), ncol = 2)
+  y <- sin(3 * x[, 1]) + rnorm(400, sd = 0.2)
+  y <- (y - mean(y)) / sd(y)
+  control <- estimation_control(subset_size = 200, pilot_size = 100,
+                                polish_iterations = 2)
+  set.seed(7)
+  a <- sddgp:::estimate_hyperparameters(x, y, matern(5/2), NULL, control, 2L)
+  set.seed(7)
+  b <- sddgp:::estimate_hyperparameters(x, y, matern(5/2), NULL, control, 1L)
+  a$estimation$seconds <- b$estimation$seconds <- 0
+  expect_identical(a, b)
+  expect_identical(a$estimation$subset_size, 200L)
+})
+
+test_that("given hyperparameters stay fixed", {
+  x <- matrix(rnorm(300 * 3), ncol = 3)
+  y <- x[, 1] - x[, 2]^2 + rnorm(300, sd = 0.3)
+  y <- (y - mean(y)) / sd(y)
+  ls <- c(0.7, 1.1, 3)
+
+  est <- sddgp:::estimate_hyperparameters(
+    x, y, matern(3/2, lengthscale = ls), 0.1, estimation_control(), 2L)
+  expect_identical(est$kernel$lengthscale, ls)
+  expect_identical(est$noise, 0.1)
+  expect_identical(est$estimation$estimated, "variance")
+  expect_true(est$kernel$variance > 0 && est$kernel$variance != 1)
+
+  est <- sddgp:::estimate_hyperparameters(
+    x, y, squared_exponential(variance = 2), NULL, estimation_control(), 2L)
+  expect_identical(est$kernel$variance, 2)
+  expect_identical(est$estimation$estimated, c("lengthscale", "noise"))
+  expect_length(est$kernel$lengthscale, 3L)
+
+  # A single given length scale is recycled to every column.
+  est <- sddgp:::estimate_hyperparameters(
+    x, y, matern(1/2, lengthscale = 2), NULL, estimation_control(), 2L)
+  expect_identical(est$kernel$lengthscale, c(2, 2, 2))
+  expect_identical(est$estimation$estimated, c("variance", "noise"))
+
+  # Nothing to estimate: the likelihood of the given values is reported.
+  est <- sddgp:::estimate_hyperparameters(
+    x, y, matern(5/2, lengthscale = ls, variance = 1), 0.2,
+    estimation_control(), 2L)
+  expect_identical(est$estimation$estimated, character())
+  expect_equal(est$estimation$log_marginal_likelihood,
+               mll_reference(x, y, "matern52", ls, 1, 0.2))
+})
+
+test_that("estimation_control() validates its arguments", {
+  ctl <- estimation_control(subset_size = 1000, max_iterations = 50)
+  expect_s3_class(ctl, "sddgp_estimation_control")
+  expect_identical(ctl$subset_size, 1000L)
+  expect_identical(ctl$max_iterations, 50L)
+  expect_output(print(ctl), "1000 points")
+
+  bad <- list(list(subset_size = 0), list(subset_size = 2.5),
+              list(subset_size = NA), list(subset_size = "2000"),
+              list(subset_size = c(100, 200)), list(pilot_size = -1),
+              list(max_iterations = 0), list(max_iterations = Inf),
+              list(polish_iterations = 0), list(polish_iterations = 1.5),
+              list(tolerance = 0), list(tolerance = 1), list(tolerance = NaN),
+              list(min_noise = 0), list(min_noise = -1e-6))
+  for (args in bad) {
+    expect_error(do.call(estimation_control, args),
+                 class = "sddgp_error_argument", info = deparse(args))
+  }
+  err <- tryCatch(estimation_control(min_noise = 0), error = identity)
+  expect_identical(err$arg, "min_noise")
+})

@@ -1,0 +1,213 @@
+# predict(): shapes, units, intervals and standard errors, newdata handling.
+
+pred_fit <- function(samples = 0, solver = "cholesky", seed = 61, n = 60) {
+  d <- make_data(n, 2, seed = seed)
+  withr::local_seed(seed)
+  fit <- gp_sdd(d$x, 10 + 3 * d$y, kernel = matern(3/2, c(0.4, 0.6), 1),
+                noise = 0.05, solver = solver, samples = samples,
+                control = sdd_control(iterations = 100))
+  list(fit = fit, x = d$x, y = 10 + 3 * d$y)
+}
+
+test_that("predict() returns a named vector, a fit/lwr/upr matrix or a list", {
+  m <- pred_fit(samples = 20)
+  xt <- make_inputs(5, 2)
+  rownames(xt) <- paste0("p", 1:5)
+  p <- predict(m$fit, xt)
+  expect_type(p, "double")
+  expect_null(dim(p))
+  expect_named(p, paste0("p", 1:5))
+  pc <- predict(m$fit, xt, interval = "confidence")
+  expect_true(is.matrix(pc))
+  expect_equal(colnames(pc), c("fit", "lwr", "upr"))
+  expect_equal(dim(pc), c(5L, 3L))
+  expect_equal(pc[, "fit"], p)
+  ps <- predict(m$fit, xt, se.fit = TRUE)
+  expect_named(ps, c("fit", "se.fit", "residual.scale"))
+  expect_equal(ps$fit, p)
+  expect_named(ps$se.fit, paste0("p", 1:5))
+  expect_true(all(ps$se.fit > 0))
+  # The noise standard deviation in original units: sqrt(0.05) * sd(y).
+  pop_sd <- sqrt(mean((m$y - mean(m$y))^2))
+  expect_equal(ps$residual.scale, sqrt(0.05) * pop_sd)
+  psi <- predict(m$fit, xt, se.fit = TRUE, interval = "prediction")
+  expect_equal(colnames(psi$fit), c("fit", "lwr", "upr"))
+  expect_equal(psi$se.fit, ps$se.fit)
+  # Without newdata: the training inputs, which is what fitted() gives.
+  expect_equal(unname(predict(m$fit)), unname(predict(m$fit, m$x)), tolerance = 1e-12)
+  expect_identical(fitted(m$fit), predict(m$fit))
+  expect_equal(residuals(m$fit), m$y - fitted(m$fit), tolerance = 1e-12)
+})
+
+test_that("the Cholesky posterior mean is exact in original units", {
+  m <- pred_fit()
+  xt <- make_inputs(6, 2)
+  y <- m$y
+  pop_sd <- function(v) sqrt(mean((v - mean(v))^2))
+  xc <- colMeans(m$x)
+  xsd <- apply(m$x, 2, pop_sd)
+  zs <- function(a) sweep(sweep(a, 2, xc), 2, xsd, "/")
+  ref <- ref_posterior(zs(m$x), (y - mean(y)) / pop_sd(y), zs(xt), "matern32",
+                       c(0.4, 0.6), 1, 0.05)
+  expect_equal(unname(predict(m$fit, xt)), mean(y) + pop_sd(y) * ref$mean,
+               tolerance = 1e-8)
+})
+
+test_that("intervals are fit +- z * se, and prediction intervals add the noise", {
+  m <- pred_fit(samples = 30)
+  xt <- make_inputs(8, 2)
+  ps <- predict(m$fit, xt, se.fit = TRUE)
+  pc <- predict(m$fit, xt, interval = "confidence")
+  pp <- predict(m$fit, xt, interval = "prediction")
+  z <- qnorm(0.975)
+  expect_equal(unname(pc[, "upr"] - pc[, "fit"]), unname(z * ps$se.fit), tolerance = 1e-12)
+  expect_equal(unname(pc[, "fit"] - pc[, "lwr"]), unname(z * ps$se.fit), tolerance = 1e-12)
+  expect_equal(unname(pp[, "upr"] - pp[, "fit"]),
+               unname(z * sqrt(ps$se.fit^2 + ps$residual.scale^2)), tolerance = 1e-12)
+  expect_true(all(pp[, "upr"] - pp[, "lwr"] > pc[, "upr"] - pc[, "lwr"]))
+  p50 <- predict(m$fit, xt, interval = "confidence", level = 0.5)
+  expect_equal(unname(p50[, "upr"] - p50[, "fit"]), unname(qnorm(0.75) * ps$se.fit),
+               tolerance = 1e-12)
+  expect_true(all(p50[, "upr"] < pc[, "upr"]))
+})
+
+test_that("standard errors match the exact posterior standard deviation", {
+  d <- make_data(80, 2, seed = 62)
+  xt <- rbind(c(0.5, 0.5), c(0.2, 0.8), c(0.9, 0.1), c(1.4, 1.2))
+  colnames(xt) <- c("x1", "x2")
+  ref <- ref_posterior(d$x, d$y, xt, "matern52", c(0.3, 0.5), 1, 0.05)
+  withr::local_seed(62)
+  # se.fit^2 is the mean square of the zero-mean sample paths. Given a fit's
+  # random features it estimates the posterior variance under the feature
+  # prior, which differs from the exact one by the features' error (10% and
+  # more for the small variances here with 2000 features); over fits with
+  # fresh features that error averages out. So: 40 fits of 100 samples,
+  # compared by batch means (the fits are independent).
+  G <- 40
+  v <- sapply(seq_len(G), function(g) {
+    fit <- gp_sdd(d$x, d$y, kernel = matern(5/2, c(0.3, 0.5), 1), noise = 0.05,
+                  solver = "cholesky", standardize = FALSE, samples = 100,
+                  threads = 1)  # 40 small fits: see test-gp_sdd.R
+    predict(fit, xt, se.fit = TRUE, threads = 1)$se.fit^2
+  })
+  se <- apply(v, 1, sd) / sqrt(G)
+  expect_true(all(abs(rowMeans(v) - diag(ref$cov)) < 5 * se))
+  # The batch standard errors are about 3% of each variance, so a bias of
+  # 20% would fail.
+  expect_true(all(se < 0.04 * diag(ref$cov)))
+  # The far-away point has nearly the prior variance, the others much less.
+  expect_gt(mean(v[4, ]), 0.85)
+  expect_true(all(v[1:3, ] < 0.05))
+  fit <- gp_sdd(d$x, d$y, kernel = matern(5/2, c(0.3, 0.5), 1), noise = 0.05,
+                solver = "cholesky", standardize = FALSE, samples = 2)
+  expect_equal(predict(fit, xt, se.fit = TRUE)$residual.scale, sqrt(0.05))
+})
+
+test_that("newdata is matched by column name", {
+  m <- pred_fit(samples = 10)
+  xt <- make_inputs(5, 2)
+  p <- predict(m$fit, xt, se.fit = TRUE)
+  expect_identical(predict(m$fit, xt[, c("x2", "x1")], se.fit = TRUE), p)
+  df <- as.data.frame(xt)
+  expect_identical(predict(m$fit, df, se.fit = TRUE), p)
+  expect_identical(predict(m$fit, df[c("x2", "x1")], se.fit = TRUE), p)
+  # Extra columns are ignored.
+  expect_identical(predict(m$fit, cbind(df, extra = "a"), se.fit = TRUE), p)
+  # Unnamed columns are taken in order.
+  expect_identical(unname(predict(m$fit, unname(xt))), unname(predict(m$fit, xt)))
+  # A plain vector is one point of a multi-input model.
+  expect_equal(unname(predict(m$fit, xt[2, ])), unname(p$fit[2]), tolerance = 1e-12)
+  expect_length(predict(m$fit, xt[0, , drop = FALSE]), 0)
+})
+
+test_that("a formula fit predicts from a data frame with the variables", {
+  d <- make_data(50, 2, seed = 63)
+  df <- data.frame(d$x, y = d$y)
+  ff <- gp_sdd(y ~ x1 + x2, data = df, kernel = matern(3/2, c(0.4, 0.6), 1),
+               noise = 0.05, solver = "cholesky")
+  fm <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.4, 0.6), 1), noise = 0.05,
+               solver = "cholesky")
+  nd <- as.data.frame(make_inputs(5, 2))
+  expect_equal(unname(predict(ff, nd)), unname(predict(fm, as.matrix(nd))),
+               tolerance = 1e-12)
+  # The response is not needed, and column order does not matter.
+  expect_equal(predict(ff, nd[c("x2", "x1")]), predict(ff, nd))
+  expect_error(predict(ff, as.matrix(nd)), class = "sddgp_error_argument",
+               regexp = "`newdata` must be a data frame for a formula fit")
+  expect_error(predict(ff, nd["x1"]), class = "sddgp_error_argument",
+               regexp = "`newdata` does not hold the model's variables")
+  nd$x2[2] <- NA
+  expect_error(predict(ff, nd), class = "sddgp_error_argument",
+               regexp = "`newdata` contains NA.*row 2")
+})
+
+test_that("chunk_size does not change the result", {
+  m <- pred_fit(samples = 8, solver = "sdd")
+  xt <- make_inputs(50, 2)
+  big <- predict(m$fit, xt, se.fit = TRUE, interval = "prediction")
+  for (cs in c(1, 7, 50)) {
+    expect_identical(predict(m$fit, xt, se.fit = TRUE, interval = "prediction",
+                             chunk_size = cs), big)
+  }
+  expect_identical(predict(m$fit, xt, threads = 1), predict(m$fit, xt, threads = 2))
+})
+
+test_that("bad newdata gives classed errors naming newdata", {
+  m <- pred_fit(samples = 2)
+  xt <- make_inputs(3, 2)
+  expect_error(predict(m$fit, xt[, "x1", drop = FALSE]), class = "sddgp_error_argument",
+               regexp = "`newdata` lacks the input column `x2`")
+  expect_error(predict(m$fit, data.frame(a = 1, b = 2)), class = "sddgp_error_argument",
+               regexp = "`newdata` lacks the input columns `x1`, `x2`")
+  expect_error(predict(m$fit, cbind(unname(xt), 1)), class = "sddgp_error_argument",
+               regexp = "`newdata` has 3 input columns but the model has 2")
+  expect_error(predict(m$fit, unname(xt[, 1, drop = FALSE])),
+               class = "sddgp_error_argument",
+               regexp = "`newdata` has 1 input column but the model has 2")
+  xna <- xt; xna[3, 1] <- NA
+  expect_error(predict(m$fit, xna), class = "sddgp_error_argument",
+               regexp = "`newdata` contains NA, NaN or infinite values in 1 row \\(first: row 3\\)")
+  xinf <- xt; xinf[2, 2] <- Inf
+  expect_error(predict(m$fit, xinf), class = "sddgp_error_argument", regexp = "`newdata`")
+  expect_error(predict(m$fit, data.frame(x1 = "a", x2 = 1)), class = "sddgp_error_argument",
+               regexp = "`newdata` must have only numeric columns; `x1` is not numeric")
+  expect_error(predict(m$fit, list(1, 2)), class = "sddgp_error_argument",
+               regexp = "`newdata` must be a numeric matrix or data frame")
+  expect_error(predict(m$fit, "a"), class = "sddgp_error_argument", regexp = "`newdata`")
+})
+
+test_that("bad options give classed errors naming the argument", {
+  m <- pred_fit(samples = 2)
+  xt <- make_inputs(3, 2)
+  expect_error(predict(m$fit, xt, interval = "wide"), class = "sddgp_error_argument",
+               regexp = "`interval` must be one of \"none\", \"confidence\", \"prediction\", not \"wide\"")
+  for (bad in list(0, 1, -0.5, NA, "0.9", c(0.5, 0.9))) {
+    expect_error(predict(m$fit, xt, interval = "confidence", level = bad),
+                 class = "sddgp_error_argument", regexp = "`level`")
+  }
+  for (bad in list(NA, "yes", c(TRUE, TRUE))) {
+    expect_error(predict(m$fit, xt, se.fit = bad), class = "sddgp_error_argument",
+                 regexp = "`se.fit` must be TRUE or FALSE")
+  }
+  for (bad in list(0, 2.5, NA, -1)) {
+    expect_error(predict(m$fit, xt, chunk_size = bad), class = "sddgp_error_argument",
+                 regexp = "`chunk_size`")
+  }
+  expect_error(predict(m$fit, xt, threads = 0), class = "sddgp_error_argument",
+               regexp = "`threads`")
+  expect_error(predict(m$fit, xt, type = "response"), class = "sddgp_error_argument",
+               regexp = "`...` must be empty.*`type`")
+})
+
+test_that("standard errors and intervals need posterior samples", {
+  m <- pred_fit(samples = 0)
+  xt <- make_inputs(3, 2)
+  expect_error(predict(m$fit, xt, se.fit = TRUE), class = "sddgp_error_no_samples",
+               regexp = "no posterior samples.*samples =")
+  expect_error(predict(m$fit, xt, interval = "confidence"),
+               class = "sddgp_error_no_samples")
+  expect_error(predict(m$fit, xt, interval = "prediction"),
+               class = "sddgp_error_no_samples")
+  expect_error(predictive_scores(m$fit, xt, 1:3), class = "sddgp_error_no_samples")
+  expect_length(predict(m$fit, xt), 3)
+})

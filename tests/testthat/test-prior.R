@@ -1,0 +1,118 @@
+# Prior draws by random Fourier features: the frequencies must follow the
+# kernel's spectral density, so that the features' inner products converge
+# to the kernel, and the weights must be independent standard normals.
+
+# The features at x (standardised units) computed here in base R from the
+# stored frequencies and phases: sqrt(2 variance / m) cos(omega' x / l + phase).
+ref_features <- function(prior, kernel, x) {
+  xs <- sweep(x, 2, kernel$lengthscale, "/")
+  m <- nrow(prior$omega)
+  sqrt(2 * kernel$variance / m) *
+    cos(xs %*% t(prior$omega) + rep(prior$phase, each = nrow(x)))
+}
+
+# Five points at scaled distances between about 0.3 and 2, where every
+# kernel is far from 0 and 1 and so sensitive to the spectral density.
+prior_points <- rbind(c(0, 0, 0), c(0.1, 0.2, -0.3), c(0.5, -0.2, 0.4),
+                      c(-0.4, 0.6, 0.2), c(0.3, 0.3, 0.9))
+prior_ls <- c(0.5, 0.8, 1.2)
+
+test_that("random Fourier features reproduce the kernel (all families, d = 3)", {
+  m <- 1e5
+  kernels <- list(matern12 = matern(1/2, prior_ls, 1.7), matern32 = matern(3/2, prior_ls, 1.7),
+                  matern52 = matern(5/2, prior_ls, 1.7),
+                  se = squared_exponential(prior_ls, 1.7))
+  withr::local_seed(41)
+  for (fam in names(kernels)) {
+    ker <- kernels[[fam]]
+    prior <- sddgp:::draw_prior(ker, 3L, m, 1L)
+    expect_equal(dim(prior$omega), c(m, 3L))
+    expect_true(all(prior$phase > 0 & prior$phase < 2 * pi))
+    Phi <- ref_features(prior, ker, prior_points)
+    K <- ref_kernel(prior_points, prior_points, fam, prior_ls, 1.7)
+    # Each entry of Phi Phi' is variance / m times a sum of m iid terms
+    # cos(w'(xi - xj)) + cos(w'(xi + xj) + 2 phase), of variance at most
+    # 1/2 + 1; its standard deviation is at most 1.7 sqrt(1.5 / m) = 0.0066.
+    # Six standard deviations over the 15 distinct entries are a safe
+    # bound, while a wrong spectral density (say independent Student-t
+    # coordinates for the Matern kernels in d = 3, or frequencies off by
+    # 10%) moves some entries by 0.05 or more.
+    expect_lt(max(abs(tcrossprod(Phi) - K)), 6 * 1.7 * sqrt(1.5 / m))
+  }
+})
+
+test_that("prior_values() is the feature expansion Phi W", {
+  ker <- matern(3/2, prior_ls, 0.6)
+  withr::local_seed(42)
+  prior <- sddgp:::draw_prior(ker, 3L, 300L, 4L)
+  expect_equal(dim(prior$weights), c(300L, 4L))
+  x <- rbind(prior_points, make_inputs(20, 3))
+  f0 <- sddgp:::prior_values(prior, ker, x, threads = 2)
+  expect_equal(dim(f0), c(25L, 4L))
+  expect_equal(f0, ref_features(prior, ker, x) %*% prior$weights, tolerance = 1e-12)
+  expect_identical(sddgp:::prior_values(prior, ker, x, threads = 1), f0)
+})
+
+test_that("the prior weights are independent standard normals", {
+  ker <- squared_exponential(prior_ls, 1)
+  withr::local_seed(43)
+  N <- 20000
+  prior <- sddgp:::draw_prior(ker, 3L, 200L, N)
+  w <- prior$weights
+  # 4 million draws: mean within 6 / 2000 of 0, variance within
+  # 6 sqrt(2 / 4e6) of 1.
+  expect_lt(abs(mean(w)), 6 / sqrt(length(w)))
+  expect_lt(abs(mean(w^2) - 1), 6 * sqrt(2 / length(w)))
+  expect_lt(abs(stats::ks.test(w[1:5000], "pnorm")$statistic), 0.03)
+  # Given the features, f0 = Phi w has covariance Phi Phi'.
+  f0 <- sddgp:::prior_values(prior, ker, prior_points, threads = 2)
+  C <- tcrossprod(ref_features(prior, ker, prior_points))
+  emp <- crossprod(t(f0)) / N
+  # A sample covariance of N Gaussian pairs has standard deviation
+  # sqrt((C_ii C_jj + C_ij^2) / N); allow six of them.
+  sdev <- sqrt((outer(diag(C), diag(C)) + C^2) / N)
+  expect_true(all(abs(emp - C) < 6 * sdev))
+  expect_true(all(abs(rowMeans(f0)) < 6 * sqrt(diag(C) / N)))
+})
+
+test_that("prior draws averaged over fresh features have the kernel as covariance", {
+  # Each call draws new frequencies, so over many calls the covariance of
+  # f0 is exactly the kernel (the features are unbiased).
+  ker <- matern(3/2, prior_ls, 1)
+  withr::local_seed(44)
+  N <- 4000
+  f0 <- vapply(seq_len(N), function(i) {
+    pr <- sddgp:::draw_prior(ker, 3L, 50L, 1L)
+    drop(sddgp:::prior_values(pr, ker, prior_points[1:3, ], threads = 1))
+  }, numeric(3))
+  K <- ref_kernel(prior_points[1:3, ], prior_points[1:3, ], "matern32", prior_ls, 1)
+  emp <- tcrossprod(f0) / N
+  # f0 is a normal mixture over the features: the Gaussian standard error
+  # of a covariance, sqrt((K_ii K_jj + K_ij^2) / N) = at most 0.022, with a
+  # margin of 6 for the mixture's heavier tails.
+  sdev <- sqrt((outer(diag(K), diag(K)) + K^2) / N)
+  expect_true(all(abs(emp - K) < 6 * sdev))
+})
+
+test_that("prior draws are reproducible with set.seed()", {
+  ker <- matern(5/2, prior_ls, 1)
+  p1 <- withr::with_seed(5, sddgp:::draw_prior(ker, 3L, 100L, 2L))
+  p2 <- withr::with_seed(5, sddgp:::draw_prior(ker, 3L, 100L, 2L))
+  p3 <- withr::with_seed(6, sddgp:::draw_prior(ker, 3L, 100L, 2L))
+  expect_identical(p1, p2)
+  expect_false(isTRUE(all.equal(p1$omega, p3$omega)))
+  expect_false(isTRUE(all.equal(p1$weights, p3$weights)))
+})
+
+test_that("sample right-hand sides add N(0, noise) to the prior draw", {
+  ker <- matern(3/2, c(0.3, 0.5), 1)
+  x <- make_inputs(100, 2)
+  withr::local_seed(45)
+  prior <- sddgp:::draw_prior(ker, 2L, 100L, 200L)
+  rhs <- sddgp:::sample_rhs(prior, ker, 0.25, x, threads = 2)
+  zeta <- rhs - sddgp:::prior_values(prior, ker, x, threads = 2)
+  # 20000 noise draws of variance 0.25.
+  expect_lt(abs(mean(zeta)), 6 * 0.5 / sqrt(20000))
+  expect_lt(abs(var(as.vector(zeta)) / 0.25 - 1), 6 * sqrt(2 / 20000))
+  expect_lt(abs(cor(zeta[, 1], zeta[, 2])), 6 / sqrt(100))
+})

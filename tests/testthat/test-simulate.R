@@ -1,0 +1,201 @@
+# simulate(): posterior function samples by pathwise conditioning, checked
+# against the exact Gaussian posterior computed here with base R.
+
+post_x <- function() make_data(80, 2, seed = 51)
+post_points <- rbind(c(0.5, 0.5), c(0.52, 0.47), c(0.1, 0.9), c(1.3, -0.2))
+colnames(post_points) <- c("x1", "x2")
+post_ls <- c(0.3, 0.5)
+
+# Exact posterior of f at xt given the features behind a set of samples: the
+# pathwise sample mu + f0(x*) - k*' A^{-1} (f0(X) + zeta) with f0 = Phi w has
+# covariance B B' + noise k*' A^{-2} k*, B = Phi(x*) - k*' A^{-1} Phi(X).
+feature_posterior_cov <- function(fit, x, xt, family) {
+  ker <- fit$kernel
+  feat <- function(z) {
+    m <- nrow(fit$prior$omega)
+    sqrt(2 * ker$variance / m) *
+      cos(sweep(z, 2, ker$lengthscale, "/") %*% t(fit$prior$omega) +
+            rep(fit$prior$phase, each = nrow(z)))
+  }
+  A <- ref_kernel(x, x, family, ker$lengthscale, ker$variance) + diag(fit$noise, nrow(x))
+  Ks <- ref_kernel(xt, x, family, ker$lengthscale, ker$variance)
+  KA <- t(solve(A, t(Ks)))
+  B <- feat(xt) - KA %*% feat(x)
+  tcrossprod(B) + fit$noise * tcrossprod(KA)
+}
+
+test_that("Cholesky posterior samples have the exact posterior mean and covariance", {
+  d <- post_x()
+  ker <- matern(5/2, post_ls, 1)
+  fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = "cholesky",
+                standardize = FALSE)
+  ref <- ref_posterior(d$x, d$y, post_points, "matern52", post_ls, 1, 0.05)
+  # 200 independent calls of 10 draws: each call draws fresh random
+  # features, so over the calls the samples follow the exact posterior.
+  G <- 200
+  draws <- lapply(seq_len(G), function(i) {
+    # (one thread: 200 small calls, see test-gp_sdd.R)
+    as.matrix(simulate(fit, nsim = 10, seed = i, newdata = post_points, threads = 1))
+  })
+  # Batch means: the calls are independent, so the spread of the per-call
+  # averages gives an honest Monte-Carlo standard error (it includes the
+  # random features' extra variation); 5 standard errors over 4 means and 10
+  # covariances.
+  means <- sapply(draws, rowMeans)
+  se_mean <- apply(means, 1, sd) / sqrt(G)
+  expect_true(all(abs(rowMeans(means) - ref$mean) < 5 * se_mean))
+  covs <- sapply(draws, function(s) tcrossprod(s - ref$mean) / ncol(s))
+  emp <- matrix(rowMeans(covs), 4)
+  se_cov <- matrix(apply(covs, 1, sd) / sqrt(G), 4)
+  expect_true(all(abs(emp - ref$cov) < 5 * se_cov))
+  # And the standard errors are small enough for this to mean something:
+  # about 3% of each variance (2000 draws: sqrt(2 / 2000) = 3.2%).
+  expect_true(all(diag(se_cov) < 0.05 * diag(ref$cov)))
+})
+
+test_that("SDD posterior samples match the exact posterior", {
+  d <- post_x()
+  ker <- matern(5/2, post_ls, 1)
+  ref <- ref_posterior(d$x, d$y, post_points, "matern52", post_ls, 1, 0.05)
+  withr::local_seed(52)
+  N <- 500
+  fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, standardize = FALSE,
+                samples = N,
+                control = sdd_control(iterations = 1000, features = 4000),
+                # Many small steps: on a busy machine two OpenMP threads mostly
+                # wait for each other (results do not depend on threads).
+                threads = 1)
+  s <- as.matrix(simulate(fit, nsim = N, newdata = post_points))
+  C_feat <- feature_posterior_cov(fit, d$x, post_points, "matern52")
+  # Given the fit's features the samples are Gaussian with mean mu and
+  # covariance C_feat: Gaussian standard errors sqrt(C_ii / N) for the mean
+  # and sqrt((C_ii C_jj + C_ij^2) / N) for the covariance, 6 of them.
+  se_mean <- sqrt(diag(C_feat) / N)
+  expect_true(all(abs(rowMeans(s) - ref$mean) < 6 * se_mean))
+  emp <- tcrossprod(s - ref$mean) / N
+  se_cov <- sqrt((outer(diag(C_feat), diag(C_feat)) + C_feat^2) / N)
+  expect_true(all(abs(emp - C_feat) < 6 * se_cov))
+  # Against the exact posterior covariance, allow in addition 10% of the
+  # scale sqrt(C_ii C_jj) for the single draw of 4000 features (whose kernel
+  # entries are off by up to about 3 sqrt(1.5 / 4000) = 6%).
+  scale <- sqrt(outer(diag(ref$cov), diag(ref$cov)))
+  expect_true(all(abs(emp - ref$cov) < 6 * se_cov + 0.1 * scale))
+})
+
+test_that("simulate() returns a data frame sim_1 .. sim_nsim, one row per input", {
+  d <- make_data(40, 2, seed = 53)
+  withr::local_seed(53)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                solver = "cholesky", samples = 5)
+  s <- simulate(fit, nsim = 3, newdata = post_points)
+  expect_s3_class(s, "data.frame")
+  expect_named(s, c("sim_1", "sim_2", "sim_3"))
+  expect_equal(nrow(s), 4L)
+  expect_null(attr(s, "seed"))
+  s_train <- simulate(fit)
+  expect_equal(dim(s_train), c(40L, 1L))
+  expect_named(s_train, "sim_1")
+  s_seed <- simulate(fit, 2, seed = 9, newdata = post_points)
+  expect_equal(attr(s_seed, "seed"), 9)
+})
+
+test_that("up to the stored number of samples, simulate() replays the fit's samples", {
+  d <- make_data(60, 2, seed = 54)
+  withr::local_seed(54)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                samples = 6, control = sdd_control(iterations = 50))
+  xt <- post_points
+  s6 <- as.matrix(simulate(fit, nsim = 6, newdata = xt))
+  # The stored samples rebuilt from the fit's parts in base R: mean
+  # k(x*, X) alpha plus f0(x*) - k(x*, X) alpha_s, in original units.
+  sc <- fit$scaling
+  z <- function(m) sweep(sweep(m, 2, sc$x_center), 2, sc$x_scale, "/")
+  xs <- z(d$x)
+  Ks <- ref_kernel(z(xt), xs, "matern32", post_ls, 1)
+  m <- nrow(fit$prior$omega)
+  Phi <- sqrt(2 / m) * cos(sweep(z(xt), 2, post_ls, "/") %*% t(fit$prior$omega) +
+                             rep(fit$prior$phase, each = nrow(xt)))
+  paths <- drop(Ks %*% fit$alpha) + Phi %*% fit$prior$weights - Ks %*% fit$alpha_samples
+  expect_equal(unname(s6), sc$y_center + sc$y_scale * paths, tolerance = 1e-10)
+  # No draw from the global generator, and the first columns are stable.
+  seed_before <- .Random.seed
+  s2 <- as.matrix(simulate(fit, nsim = 2, newdata = xt))
+  expect_identical(.Random.seed, seed_before)
+  # (equal to rounding: the kernel products sum column blocks differently)
+  expect_equal(s2, s6[, 1:2], tolerance = 1e-12)
+  # predict()'s standard errors come from exactly these paths.
+  p <- predict(fit, xt, se.fit = TRUE)
+  expect_equal(unname(p$se.fit), sqrt(rowMeans((s6 - p$fit)^2)), tolerance = 1e-10)
+})
+
+test_that("a seed gives reproducible fresh draws and restores the random state", {
+  d <- make_data(40, 2, seed = 55)
+  withr::local_seed(55)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                solver = "cholesky", samples = 4)
+  set.seed(123)
+  before <- .Random.seed
+  a <- simulate(fit, nsim = 3, seed = 1, newdata = post_points)
+  expect_identical(.Random.seed, before)
+  b <- simulate(fit, nsim = 3, seed = 1, newdata = post_points)
+  expect_identical(a, b)
+  c2 <- simulate(fit, nsim = 3, seed = 2, newdata = post_points)
+  expect_false(isTRUE(all.equal(a, c2)))
+  # Fresh draws, not the stored ones.
+  stored <- simulate(fit, nsim = 3, newdata = post_points)
+  expect_false(isTRUE(all.equal(unname(as.matrix(a)), unname(as.matrix(stored)))))
+  # Without a prior random state, none is left behind.
+  withr::local_preserve_seed()
+  rm(".Random.seed", envir = globalenv())
+  simulate(fit, nsim = 2, seed = 3, newdata = post_points)
+  expect_false(exists(".Random.seed", envir = globalenv(), inherits = FALSE))
+})
+
+test_that("more samples than stored draws new ones from the global generator", {
+  d <- make_data(40, 2, seed = 56)
+  withr::local_seed(56)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                samples = 2, control = sdd_control(iterations = 50))
+  stored <- as.matrix(simulate(fit, nsim = 2, newdata = post_points))
+  set.seed(7)
+  s5 <- as.matrix(simulate(fit, nsim = 5, newdata = post_points))
+  expect_equal(dim(s5), c(4L, 5L))
+  expect_false(isTRUE(all.equal(unname(s5[, 1:2]), unname(stored))))
+  set.seed(7)
+  expect_identical(as.matrix(simulate(fit, nsim = 5, newdata = post_points)), s5)
+  # A fit without stored samples draws new ones too (SDD and Cholesky).
+  f0 <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+               control = sdd_control(iterations = 50))
+  expect_equal(dim(simulate(f0, nsim = 2, newdata = post_points)), c(4L, 2L))
+  fc <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+               solver = "cholesky")
+  expect_true(all(is.finite(as.matrix(simulate(fc, nsim = 2)))))
+})
+
+test_that("simulate() validates its arguments", {
+  d <- make_data(30, 2, seed = 57)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                solver = "cholesky", samples = 2)
+  for (bad in list(0, -1, 1.5, NA, "2", c(1, 2), 1e6)) {
+    expect_error(simulate(fit, nsim = bad), class = "sddgp_error_argument",
+                 regexp = "`nsim`")
+  }
+  for (bad in list(1.5, NA, "a", c(1, 2), Inf)) {
+    expect_error(simulate(fit, nsim = 1, seed = bad), class = "sddgp_error_argument",
+                 regexp = "`seed`")
+  }
+  expect_error(simulate(fit, nsim = 1, newdata = post_points[, 1, drop = FALSE]),
+               class = "sddgp_error_argument", regexp = "`newdata` lacks the input column `x2`")
+  expect_error(simulate(fit, nsim = 1, foo = 2), class = "sddgp_error_argument",
+               regexp = "`\\.\\.\\.` must be empty.*`foo`")
+  expect_error(simulate(fit, nsim = 1, threads = 0), class = "sddgp_error_argument",
+               regexp = "`threads`")
+})
+
+test_that("a seed outside the integer range gives a classed error", {
+  d <- make_data(30, 2, seed = 58)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                solver = "cholesky", samples = 2)
+  expect_error(simulate(fit, nsim = 1, seed = 2^31), class = "sddgp_error_argument",
+               regexp = "`seed`")
+})

@@ -135,6 +135,28 @@ static void block_matmul(const kernel *k, const points *p1, const int *rows,
   kernel_op_rows(&op, rows, nrows, A, ncol, out, ldo, nthreads);
 }
 
+/* Largest relative error of out (nrows x ncol, leading dimension ldo)
+ * against the naive product K[rows, :] A, with K n1 x n2 (rows NULL: all);
+ * *padding_ok is cleared if rows nrows..ldo-1 of out lost their sentinel. */
+static double naive_product_error(const double *out, int ldo, const double *K,
+                                  int n1, int n2, const int *rows, int nrows,
+                                  const double *A, int ncol, double sentinel,
+                                  int *padding_ok)
+{
+  double maxerr = 0.0;
+  for (int c = 0; c < ncol; c++) {
+    for (int r = 0; r < nrows; r++) {
+      const int i = rows ? rows[r] : r;
+      double s = 0.0;
+      for (int j = 0; j < n2; j++) s += K[i + (size_t)j * n1] * A[j + (size_t)c * n2];
+      maxerr = fmax(maxerr, fabs(out[r + (size_t)c * ldo] - s) / fmax(1.0, fabs(s)));
+    }
+    for (int r = nrows; r < ldo; r++)
+      if (out[r + (size_t)c * ldo] != sentinel) *padding_ok = 0;
+  }
+  return maxerr;
+}
+
 static const char *family_name(kernel_family f)
 {
   switch (f) {
@@ -247,18 +269,9 @@ static void test_block(void)
     for (size_t i = 0; i < (size_t)ldo * ncol; i++) out1[i] = out2[i] = sentinel;
     block_matmul(&k, &p1, rows, nrows, &p2, A, ncol, out1, ldo, 1);
     block_matmul(&k, &p1, rows, nrows, &p2, A, ncol, out2, ldo, 2);
-    double maxerr = 0.0;
     int padding_ok = 1;
-    for (int c = 0; c < ncol; c++) {
-      for (int r = 0; r < nrows; r++) {
-        double s = 0.0;
-        for (int j = 0; j < n2; j++)
-          s += K[rows[r] + (size_t)j * n1] * A[j + (size_t)c * n2];
-        maxerr = fmax(maxerr, fabs(out1[r + (size_t)c * ldo] - s) / fmax(1.0, fabs(s)));
-      }
-      for (int r = nrows; r < ldo; r++)
-        if (out1[r + (size_t)c * ldo] != sentinel) padding_ok = 0;
-    }
+    double maxerr = naive_product_error(out1, ldo, K, n1, n2, rows, nrows, A,
+                                        ncol, sentinel, &padding_ok);
     snprintf(what, sizeof what, "%s K[rows,] A vs naive loop", family_name(k.family));
     CHECK(maxerr < 1e-12, "%s: max rel error %g", what, maxerr);
     CHECK(padding_ok, "%s: rows nrows..ldo-1 of out must be left alone",
@@ -270,13 +283,8 @@ static void test_block(void)
     /* NULL rows: all of p1, 1 and 2 threads. */
     block_matmul(&k, &p1, NULL, n1, &p2, A, ncol, full1, n1, 1);
     block_matmul(&k, &p1, NULL, n1, &p2, A, ncol, full2, n1, 2);
-    maxerr = 0.0;
-    for (int c = 0; c < ncol; c++)
-      for (int i = 0; i < n1; i++) {
-        double s = 0.0;
-        for (int j = 0; j < n2; j++) s += K[i + (size_t)j * n1] * A[j + (size_t)c * n2];
-        maxerr = fmax(maxerr, fabs(full1[i + (size_t)c * n1] - s) / fmax(1.0, fabs(s)));
-      }
+    maxerr = naive_product_error(full1, n1, K, n1, n2, NULL, n1, A, ncol,
+                                 sentinel, &padding_ok);
     CHECK(maxerr < 1e-12, "%s NULL rows vs naive loop: max rel error %g",
           family_name(k.family), maxerr);
     CHECK(memcmp(full1, full2, sizeof(double) * (size_t)n1 * ncol) == 0,
@@ -306,18 +314,9 @@ static void test_block(void)
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o1, ldo, 1);
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o3, ldo, 2);
       kernel_op_rows(&fly, rows, nrows, B1, ncol, o2, ldo, 1);
-      double err = 0.0;
       padding_ok = 1;
-      for (int c = 0; c < ncol; c++) {
-        for (int r = 0; r < nrows; r++) {
-          double s = 0.0;
-          for (int j = 0; j < n1; j++)
-            s += Ksq[rows[r] + (size_t)j * n1] * B1[j + (size_t)c * n1];
-          err = fmax(err, fabs(o1[r + (size_t)c * ldo] - s) / fmax(1.0, fabs(s)));
-        }
-        for (int r = nrows; r < ldo; r++)
-          if (o1[r + (size_t)c * ldo] != sentinel) padding_ok = 0;
-      }
+      double err = naive_product_error(o1, ldo, Ksq, n1, n1, rows, nrows, B1,
+                                       ncol, sentinel, &padding_ok);
       CHECK(err < 1e-12 && padding_ok,
             "%s kernel_op_rows with cache vs naive: %g, padding %s",
             family_name(k.family), err, padding_ok ? "ok" : "overwritten");
@@ -329,13 +328,8 @@ static void test_block(void)
             family_name(k.family));
       kernel_op_rows(&cached, NULL, n1, B1, ncol, o4, n1, 2);
       kernel_op_rows(&fly, NULL, n1, B1, ncol, o5, n1, 2);
-      err = 0.0;
-      for (int c = 0; c < ncol; c++)
-        for (int i = 0; i < n1; i++) {
-          double s = 0.0;
-          for (int j = 0; j < n1; j++) s += Ksq[i + (size_t)j * n1] * B1[j + (size_t)c * n1];
-          err = fmax(err, fabs(o4[i + (size_t)c * n1] - s) / fmax(1.0, fabs(s)));
-        }
+      err = naive_product_error(o4, n1, Ksq, n1, n1, NULL, n1, B1, ncol,
+                                sentinel, &padding_ok);
       CHECK(err < 1e-12, "%s kernel_op_rows with cache, NULL rows: %g",
             family_name(k.family), err);
       CHECK(memcmp(o4, o5, sizeof(double) * (size_t)n1 * ncol) == 0,
@@ -499,6 +493,21 @@ static void sdd_errors(const double *K, double lambda, int n,
   *pred = sqrt(Ke2 / Ks2);
 }
 
+/* Check every right-hand side of an SDD solution against the exact one. */
+static void check_sdd_accuracy(const char *label, const double *K, double lambda,
+                               int n, int nrhs, const double *ab,
+                               const double *star, double tol)
+{
+  for (int c = 0; c < nrhs; c++) {
+    double kn, pe;
+    sdd_errors(K, lambda, n, ab + (size_t)c * n, star + (size_t)c * n, &kn, &pe);
+    printf("   %s rhs %d: K-norm rel error %.2e, prediction rel error %.2e\n",
+           label, c, kn, pe);
+    CHECK(kn < tol, "%s rhs %d: K-norm relative error %g >= %g", label, c, kn, tol);
+    CHECK(pe < tol, "%s rhs %d: prediction relative error %g >= %g", label, c, pe, tol);
+  }
+}
+
 static void test_sdd(void)
 {
   section("(d) sdd_solve");
@@ -554,14 +563,7 @@ static void test_sdd(void)
   CHECK(cb.probes == opt.iterations / opt.check_every && cb.finite,
         "residual probes: %d, want %d, all finite and >= 0", cb.probes,
         opt.iterations / opt.check_every);
-  for (int c = 0; c < nrhs; c++) {
-    double kn, pe;
-    sdd_errors(K, lambda, n, ab1 + (size_t)c * n, star + (size_t)c * n, &kn, &pe);
-    printf("   uniform rhs %d: K-norm rel error %.2e, prediction rel error %.2e\n",
-           c, kn, pe);
-    CHECK(kn < tol, "uniform rhs %d: K-norm relative error %g >= %g", c, kn, tol);
-    CHECK(pe < tol, "uniform rhs %d: prediction relative error %g >= %g", c, pe, tol);
-  }
+  check_sdd_accuracy("uniform", K, lambda, n, nrhs, ab1, star, tol);
 
   /* Same seed, two threads: identical bits. */
   opt.nthreads = 2;
@@ -578,14 +580,7 @@ static void test_sdd(void)
   st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
   CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt.iterations,
         "permutation: status %d, %d iterations", (int)st, done1);
-  for (int c = 0; c < nrhs; c++) {
-    double kn, pe;
-    sdd_errors(K, lambda, n, ab1 + (size_t)c * n, star + (size_t)c * n, &kn, &pe);
-    printf("   permutation rhs %d: K-norm rel error %.2e, prediction rel error %.2e\n",
-           c, kn, pe);
-    CHECK(kn < tol, "permutation rhs %d: K-norm relative error %g >= %g", c, kn, tol);
-    CHECK(pe < tol, "permutation rhs %d: prediction relative error %g >= %g", c, pe, tol);
-  }
+  check_sdd_accuracy("permutation", K, lambda, n, nrhs, ab1, star, tol);
   opt.nthreads = 2;
   st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
   CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
@@ -596,13 +591,7 @@ static void test_sdd(void)
   st = sdd_solve(&op_cached, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
   CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt.iterations,
         "cached kernel: status %d, %d iterations", (int)st, done1);
-  for (int c = 0; c < nrhs; c++) {
-    double kn, pe;
-    sdd_errors(K, lambda, n, ab1 + (size_t)c * n, star + (size_t)c * n, &kn, &pe);
-    printf("   cached kernel rhs %d: K-norm rel error %.2e, prediction rel error %.2e\n",
-           c, kn, pe);
-    CHECK(kn < tol, "cached kernel rhs %d: K-norm relative error %g >= %g", c, kn, tol);
-  }
+  check_sdd_accuracy("cached kernel", K, lambda, n, nrhs, ab1, star, tol);
   opt.nthreads = 2;
   st = sdd_solve(&op_cached, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
   CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,

@@ -3,12 +3,22 @@
 #' Kernel hyperparameters and a noise variance left `NULL` in [gp_sdd()] are
 #' estimated by maximising the exact Gaussian process log marginal likelihood
 #' of a random subset of `subset_size` training points, with analytic
-#' gradients and L-BFGS-B ([stats::optim()]) on the log scale. An evaluation
-#' costs \eqn{O(m^3)} time and \eqn{O(m^2)} memory for `m` points (about 3
-#' seconds and 32 MB at `m = 2000` with the reference BLAS), so the
-#' optimisation runs in two stages: to convergence on a pilot subset of
-#' `pilot_size` of those points, then at most `polish_iterations` more steps
-#' on the whole subset, started from the pilot's estimates.
+#' gradients and L-BFGS-B ([stats::optim()]) on the log scale.
+#'
+#' An evaluation costs \eqn{O(m^3)} time and \eqn{O(m^2)} memory for `m`
+#' points: about 3 seconds and 32 MB at `m = 2000` with R's reference BLAS,
+#' an eighth of that at `m = 1000`. The optimisation therefore runs in
+#' stages on nested subsets, each started from the previous one's estimates:
+#' first on `pilot_size` of the points until it converges (at most
+#' `max_iterations` iterations), then on doublings of the pilot that are
+#' well below the subset size, and last on the whole subset for at most
+#' `polish_iterations` iterations. A stage with half the points of the next
+#' gets four times its iterations, at an eighth of the cost each. After the
+#' pilot, L-BFGS-B works on the scale of the pilot optimum's curvature. The
+#' stages before the last keep the noise variance above \eqn{10^{-3}} times
+#' the target variance: small subsets often cannot tell little noise from
+#' none, and their optimum then lies at `min_noise`, in a different mode
+#' from the whole subset's.
 #'
 #' The optimisation starts from length scales \eqn{\sqrt{d}} times the
 #' standard deviation of each input column (the median-distance heuristic:
@@ -19,18 +29,22 @@
 #' within \eqn{10^{-4}} and \eqn{10^{3}} times the target variance, and noise
 #' variances within `min_noise` and 10 times the target variance. With
 #' standardised data (the default in [gp_sdd()]) these standard deviations
-#' and variances are 1.
+#' and variances are 1. The marginal likelihood can have several local
+#' maxima (typically a noisy smooth fit and a nearly interpolating one); the
+#' estimate is a local maximum.
 #'
 #' @param subset_size Number of training points whose marginal likelihood is
 #'   maximised (all of them if there are fewer).
-#' @param pilot_size Size of the pilot subset, drawn from within the subset;
-#'   a `pilot_size` of at least `subset_size` optimises on the subset only.
-#' @param max_iterations Maximum number of L-BFGS-B iterations on the pilot
-#'   subset.
+#' @param pilot_size Number of points of the first stage; at least
+#'   `subset_size` optimises on the whole subset only, up to
+#'   `max_iterations` iterations.
+#' @param max_iterations Maximum number of L-BFGS-B iterations of the pilot.
 #' @param polish_iterations Maximum number of L-BFGS-B iterations on the
-#'   whole subset.
-#' @param tolerance Relative reduction of the negative log marginal likelihood
-#'   below which L-BFGS-B stops (its `factr` times the machine epsilon).
+#'   whole subset (each costs one or more evaluations).
+#' @param tolerance L-BFGS-B stops a stage when an iteration reduces the
+#'   negative log marginal likelihood per point by less than `tolerance`
+#'   (relative, when it exceeds 1 in size) times `subset_size` over the
+#'   stage's number of points.
 #' @param min_noise Smallest noise variance allowed, relative to the variance
 #'   of the targets: it keeps the kernel matrix well conditioned.
 #' @return An object of class `sddgp_estimation_control`, a list of the
@@ -42,8 +56,8 @@
 #' estimation_control(subset_size = 1000, polish_iterations = 2)
 #' @export
 estimation_control <- function(subset_size = 2000, pilot_size = 500,
-                               max_iterations = 200, polish_iterations = 5,
-                               tolerance = 1e-7, min_noise = 1e-6) {
+                               max_iterations = 100, polish_iterations = 5,
+                               tolerance = 2.5e-6, min_noise = 1e-6) {
   check_number(subset_size, "subset_size", lower = 10, upper = 50000,
                integer = TRUE)
   check_number(pilot_size, "pilot_size", lower = 10, upper = 50000,
@@ -69,7 +83,7 @@ print.sddgp_estimation_control <- function(x, ...) {
   cat("Hyperparameter estimation settings\n")
   cat(sprintf("  exact marginal likelihood on %d points (pilot %d points)\n",
               x$subset_size, x$pilot_size))
-  cat(sprintf("  L-BFGS-B: at most %d pilot and %d subset iterations, tolerance %s\n",
+  cat(sprintf("  L-BFGS-B: at most %d pilot and %d final iterations, tolerance %s\n",
               x$max_iterations, x$polish_iterations, format(x$tolerance)))
   cat(sprintf("  noise variance at least %s\n", format(x$min_noise)))
   invisible(x)
@@ -84,7 +98,8 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
   n <- nrow(x)
   d <- ncol(x)
   m <- min(n, control$subset_size)
-  # A random order of the subset: its first points are the nested pilot.
+  # A random order of the subset: every stage uses its first points, so the
+  # stages' subsets are nested.
   rows <- sample.int(n, m)
   xs <- x[rows, , drop = FALSE]
   ys <- y[rows]
@@ -93,36 +108,40 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
   space <- parameter_space(xs, ys, kernel, noise, control$min_noise)
   free <- space$free
   par <- space$start[free]
-  sizes <- if (control$pilot_size < m) c(control$pilot_size, m) else m
-  iterations <- c(control$max_iterations, control$polish_iterations)
-  counts <- c(pilot = 0L, subset = 0L)
+  scale <- rep(1, length(free))
+  sizes <- stage_sizes(control$pilot_size, m)
+  last <- length(sizes)
+  counts <- stats::setNames(integer(last), sizes)
+  messages <- character(last)
   convergence <- 0L
-  messages <- character()
 
-  for (s in seq_along(sizes)) {
+  for (s in seq_len(last)) {
     objective <- mll_objective(xs[seq_len(sizes[s]), , drop = FALSE],
                                ys[seq_len(sizes[s])], kernel$family,
                                space$start, free, threads)
     if (length(free) > 0L) {
-      # The polish starts near the optimum: a first step of 0.1 on the log
-      # scale instead of L-BFGS-B's unit step saves line-search evaluations
-      # that cost seconds each.
-      scale <- if (s > 1L) 0.1 else 1
+      # Smaller stages cost (m / size)^3 less per evaluation: they get
+      # (m / size)^2 times the final stage's iterations, and a looser
+      # tolerance since their optimum is only a starting point.
+      maxit <- if (s == 1L) control$max_iterations else
+        ceiling(control$polish_iterations * (m / sizes[s])^2)
+      lower <- if (s < last) space$stage_lower else space$lower
       opt <- stats::optim(par, objective$fn, objective$gr, method = "L-BFGS-B",
-                          lower = space$lower[free], upper = space$upper[free],
-                          control = list(maxit = iterations[s],
-                                         factr = control$tolerance / .Machine$double.eps,
-                                         parscale = rep(scale, length(par))))
+                          lower = lower[free], upper = space$upper[free],
+                          control = list(maxit = maxit, parscale = scale,
+                                         factr = control$tolerance * m / sizes[s] /
+                                           .Machine$double.eps))
       par <- opt$par
-      stage <- if (length(sizes) == 2L && s == 1L) "pilot" else "subset"
-      messages[stage] <- sprintf("%s (%d points): %s", stage, sizes[s],
-                                 stage_message(opt))
-      # The pilot is run to convergence, the polish only refines it.
-      if (s == 1L) convergence <- opt$convergence
+      messages[s] <- sprintf("%d points: %s", sizes[s], stage_message(opt))
+      if (s == 1L) {
+        convergence <- opt$convergence
+        if (last > 1L) scale <- curvature_scale(objective, par)
+      }
     }
-    value <- objective$fn(par)
-    counts[[if (s < length(sizes)) "pilot" else "subset"]] <- objective$count()
+    counts[s] <- objective$count()
   }
+  value <- objective$fn(par) # cached: the final stage ended here
+  counts[last] <- objective$count()
 
   estimated <- c("lengthscale", "variance", "noise")[
     c(is.null(kernel$lengthscale), is.null(kernel$variance), is.null(noise))]
@@ -143,6 +162,28 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
                          estimated = estimated))
 }
 
+# Subset sizes of the stages: the pilot, doublings of it that are well below
+# the subset size, and the subset.
+stage_sizes <- function(pilot_size, m) {
+  if (pilot_size >= m) return(m)
+  sizes <- pilot_size * 2^(0:30)
+  as.integer(c(pilot_size, sizes[sizes > pilot_size & sizes <= m / 1.5], m))
+}
+
+# The optimisation runs after the pilot on the scale of the pilot optimum's
+# curvature (optim's parscale), so L-BFGS-B's first steps on the costly
+# stages are already about the right length in every direction.  The
+# Hessian's diagonal comes from forward differences of the gradient; flat
+# directions (parameters at a bound, irrelevant inputs) are capped at 10.
+curvature_scale <- function(objective, par) {
+  h <- 1e-4
+  g <- objective$gr(par)
+  curvature <- vapply(seq_along(par), function(i) {
+    (objective$gr(replace(par, i, par[i] + h))[i] - g[i]) / h
+  }, numeric(1))
+  pmin(1 / sqrt(abs(curvature)), 10)
+}
+
 # Log hyperparameters theta = (log lengthscales, log variance, log noise):
 # starting values (the given values for fixed ones), box bounds and the
 # indices of the free ones.  Starting values and bounds follow the scale of
@@ -160,7 +201,12 @@ parameter_space <- function(x, y, kernel, noise, min_noise) {
              if (!is.null(kernel$variance)) d + 1L,
              if (!is.null(noise)) d + 2L)
   start[fixed] <- log(as.numeric(c(kernel$lengthscale, kernel$variance, noise)))
-  list(start = start, lower = lower, upper = upper,
+  # Small subsets often cannot tell little noise from none, and their
+  # optimum then sits at min_noise, far from the subset's; the stages before
+  # the last keep the noise at least 1e-3 times the target variance.
+  stage_lower <- lower
+  stage_lower[d + 2L] <- max(lower[d + 2L], log(1e-3 * var_y))
+  list(start = start, lower = lower, upper = upper, stage_lower = stage_lower,
        free = setdiff(seq_len(d + 2L), fixed))
 }
 

@@ -91,8 +91,14 @@ print.sddgp_estimation_control <- function(x, ...) {
 
 # Maximise the exact log marginal likelihood of a random subset of (x, y)
 # over the hyperparameters left NULL in `kernel` and `noise`; the given ones
-# stay fixed.  x and y are the (standardised) training data.  Returns the
-# completed kernel, the noise and a record of the estimation.
+# stay fixed.  x and y are the (standardised) training data; the subset is
+# drawn with R's generator.  Returns list(kernel = the completed kernel,
+# noise, estimation = list(subset_size, log_marginal_likelihood (of the
+# subset, at the estimates), counts (likelihood evaluations per stage, named
+# by the stage's number of points), convergence (optim's code for the pilot,
+# which runs to convergence; the later stages stop after a set number of
+# iterations by design), message (optim's message for every stage), seconds,
+# estimated (names of the estimated hyperparameters))).
 estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
   start_time <- proc.time()[["elapsed"]]
   n <- nrow(x)
@@ -109,10 +115,10 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
   free <- space$free
   par <- space$start[free]
   scale <- rep(1, length(free))
-  sizes <- stage_sizes(control$pilot_size, m)
+  sizes <- if (length(free) > 0L) stage_sizes(control$pilot_size, m) else m
   last <- length(sizes)
   counts <- stats::setNames(integer(last), sizes)
-  messages <- character(last)
+  messages <- if (length(free) > 0L) character(last) else "nothing to estimate"
   convergence <- 0L
 
   for (s in seq_len(last)) {

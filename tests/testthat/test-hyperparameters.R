@@ -161,6 +161,7 @@ test_that("given hyperparameters stay fixed", {
     x, y, matern(5/2, lengthscale = ls, variance = 1), 0.2,
     estimation_control(), 2L)
   expect_identical(est$estimation$estimated, character())
+  expect_identical(est$estimation$counts, c("300" = 1L))
   expect_equal(est$estimation$log_marginal_likelihood,
                mll_reference(x, y, "matern52", ls, 1, 0.2))
 })

@@ -83,6 +83,9 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   if (!inherits(control, "sddgp_control")) {
     abort_argument("control", "must be made by sdd_control()")
   }
+  if (!inherits(estimation, "sddgp_estimation_control")) {
+    abort_argument("estimation", "must be made by estimation_control()")
+  }
   check_number(samples, "samples", lower = 0, upper = 1e5, integer = TRUE)
   check_flag(standardize, "standardize")
   kernel <- kernel_for_dimension(as_kernel(kernel), ncol(x))

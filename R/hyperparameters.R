@@ -46,7 +46,11 @@
 #'   (relative, when it exceeds 1 in size) times `subset_size` over the
 #'   stage's number of points.
 #' @param min_noise Smallest noise variance allowed, relative to the variance
-#'   of the targets: it keeps the kernel matrix well conditioned.
+#'   of the targets. The marginal likelihood of smooth data can keep rising
+#'   as the noise goes to zero, towards an interpolating fit whose kernel
+#'   system is so badly conditioned that iterative solvers (SDD above all)
+#'   converge very slowly; the default floor of \eqn{10^{-4}} is the one
+#'   GPyTorch uses. Give `noise` explicitly to go below it.
 #' @return An object of class `sddgp_estimation_control`, a list of the
 #'   settings.
 #' @seealso [gp_sdd()], whose `estimation` argument takes these settings.
@@ -57,7 +61,7 @@
 #' @export
 estimation_control <- function(subset_size = 2000, pilot_size = 500,
                                max_iterations = 100, polish_iterations = 5,
-                               tolerance = 2.5e-6, min_noise = 1e-6) {
+                               tolerance = 2.5e-6, min_noise = 1e-4) {
   check_number(subset_size, "subset_size", lower = 10, upper = 50000,
                integer = TRUE)
   check_number(pilot_size, "pilot_size", lower = 10, upper = 50000,

@@ -427,6 +427,8 @@ test_that("bad hyperparameters and settings give classed errors naming the argum
                regexp = "`solver` must be one of \"sdd\", \"cholesky\", not \"lu\"")
   expect_error(g(kernel = ker, noise = 0.1, solver = c("sdd", "cholesky")),
                class = "sddgp_error_argument", regexp = "`solver`")
+  expect_error(g(kernel = "matern32", estimation = list(subset_size = 10)),
+               class = "sddgp_error_argument", regexp = "`estimation` must be made by")
   expect_error(g(kernel = ker, noise = 0.1, control = list(iterations = 10)),
                class = "sddgp_error_argument", regexp = "`control` must be made by sdd_control")
   for (bad in list(-1, 1.5, NA, "2", 1e6)) {

@@ -108,14 +108,14 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
   }
 }
 
-void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
-                         double *out, int nthreads)
+void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
+                          int j0, int j1, double *out, int nthreads)
 {
-  const int n1 = p1->n, n2 = p2->n;
+  const int n1 = p1->n;
   /* Column by column (k is symmetric, so column j is point j of p2 against
    * all of p1), writing each column contiguously. */
   #pragma omp parallel for num_threads(nthreads) schedule(static)
-  for (int j = 0; j < n2; j++) {
+  for (int j = j0; j < j1; j++) {
     double *col = out + (size_t)j * n1;
     for (int i0 = 0; i0 < n1; i0 += TILE) {
       const int len = n1 - i0 < TILE ? n1 - i0 : TILE;
@@ -123,4 +123,10 @@ void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
       kernel_apply(k, col + i0, len);
     }
   }
+}
+
+void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
+                         double *out, int nthreads)
+{
+  kernel_block_columns(k, p1, p2, 0, p2->n, out, nthreads);
 }

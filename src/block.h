@@ -40,6 +40,11 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
                          double *out, int nthreads);
 
+/* Columns j0..j1-1 of that block only, into the same places of out, so a
+ * large block can be built in pieces with interrupt checks between them. */
+void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
+                          int j0, int j1, double *out, int nthreads);
+
 /* Squared scaled distances from point i of p1 to points j0..j0+len-1 of p2. */
 void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
                    double *r2);

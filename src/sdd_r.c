@@ -31,6 +31,25 @@ static int record(void *ctx_, int iteration, const double *residuals)
   return glue_interrupt_pending();
 }
 
+/* K(x, x) in R-managed memory, built a slab of columns at a time so that
+ * Ctrl-C is answered within a fraction of a second even when the whole
+ * matrix takes seconds. */
+static const double *build_cache(const kernel *k, const points *p,
+                                 int nthreads, int *interrupted)
+{
+  double *cache = (double *)R_alloc((size_t)p->n * p->n, sizeof(double));
+  const int slab = 1 + (int)(2e7 / ((double)p->n * (p->d + 1)));
+  for (int j0 = 0; j0 < p->n; j0 += slab) {
+    kernel_block_columns(k, p, p, j0, j0 + slab < p->n ? j0 + slab : p->n,
+                         cache, nthreads);
+    if (glue_interrupt_pending()) {
+      *interrupted = 1;
+      break;
+    }
+  }
+  return cache;
+}
+
 SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP step_size,
                  SEXP control, SEXP seed, SEXP threads)
 {
@@ -63,17 +82,15 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP step_size,
   /* The R side decided whether the n x n kernel matrix fits the memory
    * budget; R_alloc frees it even if the solve is interrupted. */
   kernel_op K = {&k, &p, &p, NULL};
-  if (Rf_asLogical(glue_list_get(control, "use_cache"))) {
-    double *cache = (double *)R_alloc((size_t)p.n * p.n, sizeof(double));
-    kernel_block_matrix(&k, &p, &p, cache, opt.nthreads);
-    K.cache = cache;
-  }
+  int done = 0, interrupted = 0;
+  if (Rf_asLogical(glue_list_get(control, "use_cache")))
+    K.cache = build_cache(&k, &p, opt.nthreads, &interrupted);
 
   SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
-  int done = 0;
   const sdd_status status =
-      sdd_solve(&K, glue_doubles(noise, p.n, "noise"), b.x, b.d, &opt,
-                REAL(alpha), &done, record, &ctx);
+      interrupted ? SDD_STATUS_STOPPED
+                  : sdd_solve(&K, glue_doubles(noise, p.n, "noise"), b.x, b.d,
+                              &opt, REAL(alpha), &done, record, &ctx);
 
   SEXP iter = PROTECT(Rf_allocVector(INTSXP, ctx.ntrace));
   SEXP time = PROTECT(Rf_allocVector(REALSXP, ctx.ntrace));

@@ -187,7 +187,16 @@ standardize_inputs <- function(x, scaling) {
   (x - rep(scaling$x_center, each = n)) * rep(1 / scaling$x_scale, each = n)
 }
 
-check_inputs <- function(x, arg = "x") {
+check_inputs <- function(x) {
+  x <- as_input_matrix(x, "x")
+  if (nrow(x) < 2L) abort_argument("x", sprintf("must have at least 2 rows, not %d", nrow(x)))
+  if (ncol(x) < 1L) abort_argument("x", "must have at least one column")
+  check_finite_rows(x, "x")
+}
+
+# A double matrix from a numeric matrix, vector (one column) or data frame
+# with only numeric columns; shared by the fit (`x`) and predict (`newdata`).
+as_input_matrix <- function(x, arg) {
   if (is.data.frame(x)) {
     numeric_cols <- vapply(x, is.numeric, logical(1L))
     if (!all(numeric_cols)) {
@@ -202,16 +211,17 @@ check_inputs <- function(x, arg = "x") {
   if (!is.matrix(x) || !is.numeric(x)) {
     abort_argument(arg, "must be a numeric matrix or data frame")
   }
-  if (nrow(x) < 2L) abort_argument(arg, sprintf("must have at least 2 rows, not %d", nrow(x)))
-  if (ncol(x) < 1L) abort_argument(arg, "must have at least one column")
-  bad <- !is.finite(x)
-  if (any(bad)) {
-    rows <- which(rowSums(bad) > 0)
+  storage.mode(x) <- "double"
+  x
+}
+
+check_finite_rows <- function(x, arg) {
+  rows <- which(rowSums(!is.finite(x)) > 0)
+  if (length(rows)) {
     abort_argument(arg, sprintf(
       "contains NA, NaN or infinite values in %d row%s (first: row %d)",
       length(rows), if (length(rows) == 1L) "" else "s", rows[1L]))
   }
-  storage.mode(x) <- "double"
   x
 }
 

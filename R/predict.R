@@ -123,36 +123,14 @@ new_inputs <- function(object, newdata) {
     } else if (is.numeric(newdata) && is.null(dim(newdata)) && object$d > 1L) {
       newdata <- matrix(newdata, nrow = 1L)
     }
-    x <- check_new_inputs(newdata)
+    x <- as_input_matrix(newdata, "newdata")
   }
   if (ncol(x) != object$d) {
     abort_argument("newdata", sprintf("has %d input column%s but the model has %d",
                                       ncol(x), if (ncol(x) == 1L) "" else "s", object$d))
   }
-  bad <- which(rowSums(!is.finite(x)) > 0)
-  if (length(bad)) {
-    abort_argument("newdata", sprintf("contains NA, NaN or infinite values in %d row%s (first: row %d)",
-                                      length(bad), if (length(bad) == 1L) "" else "s", bad[1L]))
-  }
+  check_finite_rows(x, "newdata")
   standardize_inputs(x, object$scaling)
-}
-
-check_new_inputs <- function(newdata) {
-  if (is.data.frame(newdata)) {
-    numeric_cols <- vapply(newdata, is.numeric, logical(1L))
-    if (!all(numeric_cols)) {
-      abort_argument("newdata", sprintf("must have only numeric columns; %s %s not numeric",
-                                        paste0("`", names(newdata)[!numeric_cols], "`", collapse = ", "),
-                                        if (sum(!numeric_cols) == 1L) "is" else "are"))
-    }
-    newdata <- as.matrix(newdata)
-  }
-  if (is.numeric(newdata) && is.null(dim(newdata))) newdata <- matrix(newdata, ncol = 1L)
-  if (!is.matrix(newdata) || !is.numeric(newdata)) {
-    abort_argument("newdata", "must be a numeric matrix or data frame")
-  }
-  storage.mode(newdata) <- "double"
-  newdata
 }
 
 chunks <- function(n, size) {

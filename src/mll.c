@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "mll.h"
+#include "chol.h"
 #include "lapack.h"
 #include "omp_compat.h"
 
@@ -62,10 +63,10 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
     goto done;
   }
 
-  kernel_block_matrix(k, x, x, kmat, nthreads);
-  for (int i = 0; i < m; i++) kmat[i + (size_t)i * m] += noise;
-  dpotrf_("L", &m, kmat, &m, &info, 1);
-  if (info != 0) {
+  /* chol_factor takes one noise variance per point; a (scratch) is free
+   * until the solve below. */
+  for (int i = 0; i < m; i++) a[i] = noise;
+  if (chol_factor(k, x, a, kmat, nthreads) != 0) {
     status = MLL_NOT_POSITIVE_DEFINITE;
     goto done;
   }

@@ -508,6 +508,28 @@ static void check_sdd_accuracy(const char *label, const double *K, double lambda
   }
 }
 
+/* Solve with one thread (checking status and accuracy), then with two into
+ * ab2, which must match ab1 to the bit. */
+static void check_sdd_run(const char *label, const kernel_op *op,
+                          const double *noise, const double *rhs, int nrhs,
+                          sdd_options *opt, const double *K, double lambda,
+                          const double *star, double tol, double *ab1,
+                          double *ab2)
+{
+  const int n = op->x2->n;
+  int done1 = 0, done2 = 0;
+  opt->nthreads = 1;
+  sdd_status st = sdd_solve(op, noise, rhs, nrhs, opt, ab1, &done1, NULL, NULL);
+  CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt->iterations,
+        "%s: status %d, %d iterations", label, (int)st, done1);
+  check_sdd_accuracy(label, K, lambda, n, nrhs, ab1, star, tol);
+  opt->nthreads = 2;
+  st = sdd_solve(op, noise, rhs, nrhs, opt, ab2, &done2, NULL, NULL);
+  CHECK(st == SDD_STATUS_MAX_ITER && done2 == done1 &&
+            memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
+        "%s: alpha_bar differs between 1 and 2 threads", label);
+}
+
 static void test_sdd(void)
 {
   section("(d) sdd_solve");
@@ -576,26 +598,12 @@ static void test_sdd(void)
   /* Epoch permutations. */
   opt.batch_sampling = SDD_BATCH_PERMUTATION;
   opt.batch_size = 32; /* n mod B != 0: leftovers wait for a later epoch */
-  opt.nthreads = 1;
-  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
-  CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt.iterations,
-        "permutation: status %d, %d iterations", (int)st, done1);
-  check_sdd_accuracy("permutation", K, lambda, n, nrhs, ab1, star, tol);
-  opt.nthreads = 2;
-  st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
-  CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
-        "permutation: alpha_bar differs between 1 and 2 threads");
+  check_sdd_run("permutation", &op, noise, rhs, nrhs, &opt, K, lambda, star,
+                tol, ab1, ab2);
   /* The same solve reading K from a precomputed matrix. */
   opt.batch_sampling = SDD_BATCH_UNIFORM;
-  opt.nthreads = 1;
-  st = sdd_solve(&op_cached, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
-  CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt.iterations,
-        "cached kernel: status %d, %d iterations", (int)st, done1);
-  check_sdd_accuracy("cached kernel", K, lambda, n, nrhs, ab1, star, tol);
-  opt.nthreads = 2;
-  st = sdd_solve(&op_cached, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
-  CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
-        "cached kernel: alpha_bar differs between 1 and 2 threads");
+  check_sdd_run("cached kernel", &op_cached, noise, rhs, nrhs, &opt, K, lambda,
+                star, tol, ab1, ab2);
   st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
   CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
         "alpha_bar differs between the cached and the on-the-fly kernel");

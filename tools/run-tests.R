@@ -3,6 +3,8 @@
 # Usage (from the repository root, after R CMD INSTALL .):
 #   Rscript tools/run-tests.R
 options(sddgp.threads = 2L)
+# The full suite: also the tests that skip_on_cran() keeps off CRAN.
+Sys.setenv(NOT_CRAN = "true")
 library(testthat)
 results <- as.data.frame(test_dir("tests/testthat", package = "sddgp",
                                   load_package = "installed",

@@ -29,8 +29,17 @@
 #'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`.
 #' @param noise Observation noise variance \eqn{\lambda}, or `NULL` to
 #'   estimate it.
-#' @param solver `"sdd"` (stochastic dual descent) or `"cholesky"` (exact).
-#' @param control Solver settings from [sdd_control()].
+#' @param solver The solver: `"sdd"` (stochastic dual descent, the
+#'   default), `"cholesky"` (exact), `"cg"` (preconditioned conjugate
+#'   gradients), `"sgd"` (the stochastic gradient descent of Lin et al.
+#'   2023), `"svgp"` (sparse variational GP), `"dsg"` (doubly stochastic
+#'   functional gradients) or `"cabcd"` (Caratheodory block coordinate
+#'   descent on a random-feature model). `NULL` takes the solver of
+#'   `control`, or `"sdd"`.
+#' @param control The solver's settings, made by its control function:
+#'   [sdd_control()], [cholesky_control()], [cg_control()], [sgd_control()],
+#'   [svgp_control()], [dsg_control()] or [cabcd_control()]. `NULL` uses the
+#'   solver's defaults.
 #' @param samples Number of posterior function samples to draw at fit time;
 #'   needed for standard errors and intervals in [predict.sddgp()].
 #' @param standardize Standardise inputs and targets (see Details).
@@ -72,17 +81,14 @@ gp_sdd <- function(x, ...) UseMethod("gp_sdd")
 #' @rdname gp_sdd
 #' @export
 gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
-                           solver = "sdd", control = sdd_control(),
+                           solver = NULL, control = NULL,
                            samples = 0, standardize = TRUE, threads = NULL,
                            estimation = estimation_control(), ...) {
   call <- match.call()
   check_dots_empty(...)
   x <- check_inputs(x)
   y <- check_targets(y, nrow(x))
-  solver <- check_solver(solver, nrow(x))
-  if (!inherits(control, "sddgp_control")) {
-    abort_argument("control", "must be made by sdd_control()")
-  }
+  chosen <- resolve_solver(solver, control, nrow(x))
   if (!inherits(estimation, "sddgp_estimation_control")) {
     abort_argument("estimation", "must be made by estimation_control()")
   }
@@ -104,7 +110,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
     estimated <- estimated$estimation
   }
 
-  fit <- new_sddgp(xs, ys, scaling, kernel, noise, solver, control,
+  fit <- new_sddgp(xs, ys, scaling, kernel, noise, chosen$solver, chosen$control,
                    colnames(x), threads)
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads)
@@ -144,26 +150,18 @@ new_sddgp <- function(xs, ys, scaling, kernel, noise, solver, control,
 
 # Solve for the posterior mean and `samples` pathwise samples together.
 fit_posterior <- function(fit, samples, threads) {
-  xs <- scale_inputs(fit$x, fit$kernel)
-  rhs <- matrix(fit$y, ncol = 1L)
-  prior <- NULL
-  if (samples > 0) {
-    prior <- draw_prior(fit$kernel, fit$d, fit$control$features, samples)
-    rhs <- cbind(rhs, sample_rhs(prior, fit$kernel, fit$noise, fit$x, threads))
-  }
-  steps <- if (fit$solver == "sdd") {
-    sdd_step_sizes(fit$control, xs, fit$kernel, fit$noise, threads)
-  }
-  sol <- solve_system(fit$solver, xs, fit$kernel, fit$noise, rhs, fit$control,
-                      steps, has_mean = TRUE, threads = threads)
+  prior <- if (samples > 0) draw_prior(fit$kernel, fit$d, fit$control$features, samples)
+  problem <- new_problem(fit$x, fit$y, fit$kernel, fit$noise, prior, threads)
+  sol <- run_solver(fit$solver, problem, fit$control, threads)
   fit$alpha <- sol$alpha[, 1L]
   fit$alpha_samples <- sol$alpha[, -1L, drop = FALSE]
+  fit$basis <- sol$basis
+  fit$state <- sol$state
   fit$prior <- prior
   fit$iterations <- sol$iterations
   fit$status <- sol$status
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
-  fit$step_size <- sol$step_size
   fit
 }
 
@@ -271,16 +269,14 @@ print.sddgp <- function(x, digits = 4, ...) {
     cat(sprintf("  estimated by marginal likelihood on %d points: %s\n",
                 x$estimation$subset_size, paste(x$estimation$estimated, collapse = ", ")))
   }
-  if (x$solver == "sdd") {
+  if (x$iterations > 0L) {
     cat(sprintf("  %d iterations in %.1f s; relative residual %s\n", x$iterations,
                 x$seconds, format(final_residual(x), digits = 3)))
   }
   invisible(x)
 }
 
-solver_label <- function(fit) {
-  switch(fit$solver, sdd = "stochastic dual descent", cholesky = "exact Cholesky solve")
-}
+solver_label <- function(fit) solver_labels[[fit$solver]]
 
 final_residual <- function(fit) {
   if (nrow(fit$trace) == 0L) return(NA_real_)
@@ -303,7 +299,7 @@ summary.sddgp <- function(object, ...) {
   structure(list(
     call = object$call, n = object$n, d = object$d, kernel = object$kernel,
     noise = object$noise, solver = object$solver, control = object$control,
-    step_size = object$step_size, samples = ncol(object$alpha_samples),
+    step_size = object$state$step_size, samples = ncol(object$alpha_samples),
     iterations = object$iterations, status = object$status,
     seconds = object$seconds, threads = object$threads,
     residual = if (!is.null(last)) last$residual else NA_real_,
@@ -330,23 +326,20 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
                 format(x$estimation$log_marginal_likelihood, digits = digits),
                 x$estimation$seconds))
   }
-  cat("\nSolver:", switch(x$solver, sdd = "stochastic dual descent",
-                          cholesky = "exact Cholesky"), "\n")
-  if (x$solver == "sdd") {
-    ctl <- x$control
-    cat(sprintf("  batch size %d (%s), momentum %s, step size %s (samples %s)\n",
-                min(ctl$batch_size, x$n), ctl$batch_sampling, format(ctl$momentum),
-                format(signif(x$step_size[["mean"]], 4)),
+  cat("\nSolver:", solver_labels[[x$solver]], "\n")
+  if (!is.null(x$step_size)) {
+    cat(sprintf("  step size %s (samples %s)\n", format(signif(x$step_size[["mean"]], 4)),
                 format(signif(x$step_size[["samples"]], 4))))
-    cat(sprintf("  %d of %d iterations (%s), %d thread%s, %.2f s\n", x$iterations,
-                ctl$iterations, x$status, x$threads, if (x$threads == 1L) "" else "s",
-                x$seconds))
-    cat(sprintf("  estimated relative residual: mean %s, samples %s\n",
-                format(x$residual, digits = 3), format(x$residual_samples, digits = 3)))
-  } else {
-    cat(sprintf("  %.2f s, %d thread%s\n", x$seconds, x$threads,
-                if (x$threads == 1L) "" else "s"))
   }
+  cat(sprintf("  %d iteration%s (%s), %d thread%s, %.2f s\n", x$iterations,
+              if (x$iterations == 1L) "" else "s", x$status, x$threads,
+              if (x$threads == 1L) "" else "s", x$seconds))
+  if (is.finite(x$residual) || is.finite(x$residual_samples)) {
+    cat(sprintf("  final relative residual: mean %s, samples %s\n",
+                format(x$residual, digits = 3), format(x$residual_samples, digits = 3)))
+  }
+  cat("\n")
+  print(x$control)
   cat(sprintf("Posterior samples: %d\n", x$samples))
   invisible(x)
 }

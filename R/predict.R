@@ -74,19 +74,32 @@ residuals.sddgp <- function(object, ...) {
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the
-# zero-mean sample paths f0(x) - k(x, X) alpha_s.
+# zero-mean sample paths f0_s(x) - basis(x) alpha_s (see solve.R).
 posterior_at <- function(object, x, with_samples, threads,
                          alpha_samples = object$alpha_samples, prior = object$prior) {
   A <- if (with_samples) cbind(object$alpha, alpha_samples) else
     matrix(object$alpha, ncol = 1L)
-  KA <- .Call(C_kernel_matmul, scale_inputs(x, object$kernel),
-              scale_inputs(object$x, object$kernel), kernel_spec(object$kernel),
-              A, threads)
-  out <- list(mean = KA[, 1L])
+  BA <- basis_matmul(object, x, A, threads)
+  out <- list(mean = BA[, 1L])
   if (with_samples) {
-    out$centred <- prior_values(prior, object$kernel, x, threads) - KA[, -1L, drop = FALSE]
+    out$centred <- prior_values(prior, object$kernel, x, threads) - BA[, -1L, drop = FALSE]
   }
   out
+}
+
+# basis(x) %*% A at standardised inputs x, for the fit's basis: kernel
+# functions at the training inputs (NULL basis) or at other points, random
+# Fourier features, or the replayed features of doubly stochastic gradients.
+basis_matmul <- function(object, x, A, threads) {
+  basis <- object$basis
+  kernel <- object$kernel
+  switch(basis$type %||% "points",
+    points = .Call(C_kernel_matmul, scale_inputs(x, kernel),
+                   scale_inputs(basis$x %||% object$x, kernel), kernel_spec(kernel),
+                   A, threads),
+    features = .Call(C_rff_matmul, basis$omega, basis$phase, kernel$variance,
+                     scale_inputs(x, kernel), A, threads),
+    dsg = dsg_matmul(basis, kernel, x, A, threads))
 }
 
 require_samples <- function(object, what) {

@@ -16,11 +16,3 @@ prior_values <- function(prior, kernel, x, threads) {
   .Call(C_rff_matmul, prior$omega, prior$phase, kernel$variance,
         scale_inputs(x, kernel), prior$weights, threads)
 }
-
-# Right-hand sides of the sample systems: f0(X) + zeta with zeta ~ N(0, noise).
-sample_rhs <- function(prior, kernel, noise, x, threads) {
-  n <- nrow(x)
-  s <- ncol(prior$weights)
-  zeta <- .Call(C_rng_normal, new_seed(), "noise", as.numeric(n) * s)
-  prior_values(prior, kernel, x, threads) + sqrt(noise) * matrix(zeta, n, s)
-}

@@ -66,17 +66,13 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NUL
   out
 }
 
-# New posterior samples for a fitted model: prior draws and one solve.
+# New posterior samples for a fitted model: prior draws and one solve, with
+# the solver state of the fit (step sizes, inducing points, features) so
+# that they are consistent with its mean.
 draw_posterior_samples <- function(object, nsim, threads) {
   prior <- draw_prior(object$kernel, object$d, object$control$features, nsim)
-  rhs <- sample_rhs(prior, object$kernel, object$noise, object$x, threads)
-  xs <- scale_inputs(object$x, object$kernel)
-  steps <- object$step_size
-  if (object$solver == "sdd" && is.null(steps)) {
-    steps <- sdd_step_sizes(object$control, xs, object$kernel, object$noise, threads)
-  }
-  sol <- solve_system(object$solver, xs, object$kernel, object$noise, rhs,
-                      object$control, steps, has_mean = FALSE, threads = threads)
+  problem <- new_problem(object$x, NULL, object$kernel, object$noise, prior, threads)
+  sol <- run_solver(object$solver, problem, object$control, threads, state = object$state)
   list(alpha = sol$alpha, prior = prior)
 }
 

@@ -71,3 +71,78 @@ int glue_interrupt_pending(void)
 {
   return !R_ToplevelExec(check_interrupt, NULL);
 }
+
+/* Seconds between checks for a user interrupt: fast enough that Ctrl-C
+ * answers well within a second, rare enough to cost nothing. */
+#define INTERRUPT_INTERVAL 0.1
+
+void glue_trace_init(glue_trace *tr, int nrhs, int max_rows)
+{
+  tr->nrhs = nrhs;
+  tr->nrows = 0;
+  tr->max_rows = max_rows;
+  tr->iteration = (int *)R_alloc(max_rows, sizeof(int));
+  tr->seconds = (double *)R_alloc(max_rows, sizeof(double));
+  tr->residuals = (double *)R_alloc((size_t)max_rows * nrhs, sizeof(double));
+  tr->start = tr->last_check = omp_get_wtime();
+}
+
+int glue_trace_record(void *trace, int iteration, const double *residuals)
+{
+  glue_trace *tr = trace;
+  const double now = omp_get_wtime();
+  if (residuals && tr->nrows < tr->max_rows) {
+    const int j = tr->nrows++;
+    tr->iteration[j] = iteration;
+    tr->seconds[j] = now - tr->start;
+    for (int c = 0; c < tr->nrhs; c++)
+      tr->residuals[j + (size_t)c * tr->max_rows] = residuals[c];
+  }
+  if (now - tr->last_check < INTERRUPT_INTERVAL) return 0;
+  tr->last_check = now;
+  return glue_interrupt_pending();
+}
+
+SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
+                        const glue_trace *tr)
+{
+  PROTECT(alpha);
+  SEXP iter = PROTECT(Rf_allocVector(INTSXP, tr->nrows));
+  SEXP time = PROTECT(Rf_allocVector(REALSXP, tr->nrows));
+  SEXP res = PROTECT(Rf_allocMatrix(REALSXP, tr->nrows, tr->nrhs));
+  for (int j = 0; j < tr->nrows; j++) {
+    INTEGER(iter)[j] = tr->iteration[j];
+    REAL(time)[j] = tr->seconds[j];
+    for (int c = 0; c < tr->nrhs; c++)
+      REAL(res)[j + (size_t)c * tr->nrows] =
+          tr->residuals[j + (size_t)c * tr->max_rows];
+  }
+  const char *names[] = {"alpha", "iterations", "status", "trace_iteration",
+                         "trace_seconds", "trace_residuals", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, alpha);
+  SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(iterations));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarInteger((int)status));
+  SET_VECTOR_ELT(out, 3, iter);
+  SET_VECTOR_ELT(out, 4, time);
+  SET_VECTOR_ELT(out, 5, res);
+  UNPROTECT(5);
+  return out;
+}
+
+const double *glue_kernel_cache(const kernel *k, const points *p,
+                                int nthreads, int *interrupted)
+{
+  double *cache = (double *)R_alloc((size_t)p->n * p->n, sizeof(double));
+  const int slab = 1 + (int)(2e7 / ((double)p->n * (p->d + 1)));
+  *interrupted = 0;
+  for (int j0 = 0; j0 < p->n; j0 += slab) {
+    kernel_block_columns(k, p, p, j0, j0 + slab < p->n ? j0 + slab : p->n,
+                         cache, nthreads);
+    if (glue_interrupt_pending()) {
+      *interrupted = 1;
+      break;
+    }
+  }
+  return cache;
+}

@@ -9,6 +9,7 @@
 #include <Rinternals.h>
 #include "block.h"
 #include "kernel.h"
+#include "solver.h"
 
 /* list(family = <int code>, variance = <double>) built by R's kernel_spec(). */
 kernel glue_kernel(SEXP spec);
@@ -31,5 +32,34 @@ SEXP glue_list_get(SEXP list, const char *name);
 /* TRUE when the user has pressed Ctrl-C; never longjmps, so the caller can
  * free its memory and return normally. */
 int glue_interrupt_pending(void);
+
+/* The convergence trace of an iterative solver, recorded by its callback:
+ * iteration, elapsed seconds and one residual per right-hand side at each
+ * iteration where the solver reports residuals (at most max_rows of them).
+ * The callback also polls for Ctrl-C every INTERRUPT_INTERVAL seconds. */
+typedef struct {
+  double start, last_check;
+  int nrhs, nrows, max_rows;
+  int *iteration;
+  double *seconds, *residuals; /* residuals: max_rows x nrhs */
+} glue_trace;
+
+/* Storage comes from R_alloc, so it is freed even after an R error. */
+void glue_trace_init(glue_trace *tr, int nrhs, int max_rows);
+
+/* A solver_callback over a glue_trace. */
+int glue_trace_record(void *trace, int iteration, const double *residuals);
+
+/* The solver's result as the R side reads it:
+ * list(alpha, iterations, status, trace_iteration, trace_seconds,
+ *      trace_residuals). */
+SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
+                        const glue_trace *tr);
+
+/* K(p, p) in R-managed memory, built a slab of columns at a time so that
+ * Ctrl-C is answered within a fraction of a second even when the whole
+ * matrix takes seconds; *interrupted is set if it was. */
+const double *glue_kernel_cache(const kernel *k, const points *p,
+                                int nthreads, int *interrupted);
 
 #endif

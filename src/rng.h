@@ -17,7 +17,12 @@ typedef enum {
   RNG_STREAM_CHISQ = 4,   /* chi-square mixing of Student-t frequencies */
   RNG_STREAM_PHASE = 5,   /* random Fourier feature phases */
   RNG_STREAM_WEIGHTS = 6, /* prior weights of posterior samples */
-  RNG_STREAM_NOISE = 7    /* observation-noise draws of posterior samples */
+  RNG_STREAM_NOISE = 7,   /* observation-noise draws of posterior samples */
+  RNG_STREAM_STEP_FEATURES = 8, /* random features redrawn every step (SGD) */
+  RNG_STREAM_DSG = 9,     /* doubly stochastic gradients: per-step features */
+  RNG_STREAM_KMEANS = 10, /* k-means++ seeding of inducing points */
+  RNG_STREAM_RECOMBINATION = 11, /* Caratheodory recombination's random bases */
+  RNG_STREAM_BLOCKS = 12  /* coordinate blocks and mini-batches of CaBCD/BCD/Adam */
 } rng_stream;
 
 uint64_t rng_bits(uint64_t seed, rng_stream stream, uint64_t counter);

@@ -72,10 +72,10 @@ static int all_finite(const double *a, size_t len)
   return 1;
 }
 
-sdd_status sdd_solve(const kernel_op *K, const double *noise,
-                     const double *rhs, int nrhs, const sdd_options *opt,
-                     double *alpha_bar, int *iterations_done,
-                     sdd_callback callback, void *ctx)
+solver_status sdd_solve(const kernel_op *K, const double *noise,
+                        const double *rhs, int nrhs, const sdd_options *opt,
+                        double *alpha_bar, int *iterations_done,
+                        solver_callback callback, void *ctx)
 {
   const int n = K->x2->n, P = opt->probe_size;
   /* A batch larger than the data would make an epoch of permutation
@@ -83,7 +83,7 @@ sdd_status sdd_solve(const kernel_op *K, const double *noise,
   const int B = opt->batch_size < n ? opt->batch_size : n;
   const size_t len = (size_t)n * nrhs;
   const double rho = opt->momentum, r = opt->averaging_rate;
-  sdd_status status = SDD_STATUS_MAX_ITER;
+  solver_status status = SOLVER_MAX_ITER;
   int t = 0;
 
   double *alpha = calloc(len, sizeof(double));
@@ -100,7 +100,7 @@ sdd_status sdd_solve(const kernel_op *K, const double *noise,
   if (!alpha || !mom || !grad || !probe_work || !rhs_norm || !residuals ||
       !idx || !probe_rows ||
       (opt->batch_sampling == SDD_BATCH_PERMUTATION && !perm)) {
-    status = SDD_STATUS_NO_MEMORY;
+    status = SOLVER_NO_MEMORY;
     goto done;
   }
   memset(alpha_bar, 0, sizeof(double) * len);
@@ -166,23 +166,23 @@ sdd_status sdd_solve(const kernel_op *K, const double *noise,
       int below = 1;
       for (int c = 0; c < nrhs; c++) {
         if (!isfinite(residuals[c]) || residuals[c] > DIVERGENCE_RESIDUAL)
-          status = SDD_STATUS_DIVERGED;
+          status = SOLVER_DIVERGED;
         if (!(residuals[c] < opt->tolerance)) below = 0;
       }
-      if (status == SDD_STATUS_DIVERGED || !all_finite(alpha, len)) {
-        status = SDD_STATUS_DIVERGED;
+      if (status == SOLVER_DIVERGED || !all_finite(alpha, len)) {
+        status = SOLVER_DIVERGED;
         break;
       }
       if (callback && callback(ctx, t + 1, residuals)) {
-        status = SDD_STATUS_STOPPED;
+        status = SOLVER_STOPPED;
         break;
       }
       if (below) {
-        status = SDD_STATUS_TOLERANCE;
+        status = SOLVER_TOLERANCE;
         break;
       }
     } else if (callback && callback(ctx, t + 1, NULL)) {
-      status = SDD_STATUS_STOPPED;
+      status = SOLVER_STOPPED;
       break;
     }
   }

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "block.h"
 #include "kernel.h"
+#include "solver.h"
 
 typedef enum {
   SDD_BATCH_UNIFORM = 1,    /* B indices uniform with replacement per step */
@@ -35,26 +36,15 @@ typedef struct {
   int nthreads;
 } sdd_options;
 
-typedef enum {
-  SDD_STATUS_MAX_ITER = 0,  /* ran all iterations */
-  SDD_STATUS_TOLERANCE = 1, /* every residual estimate fell below tolerance */
-  SDD_STATUS_DIVERGED = 2,  /* non-finite or exploding iterates */
-  SDD_STATUS_STOPPED = 3,   /* the callback asked to stop (user interrupt) */
-  SDD_STATUS_NO_MEMORY = 4
-} sdd_status;
-
-/* Called after every iteration.  `residuals` is NULL except after a probe,
- * when it holds nrhs estimates of ||(K + diag(noise)) abar - b|| / ||b||
- * (a fresh random probe of rows each time; unbiased for the squared norm).
- * A non-zero return stops the solver with SDD_STATUS_STOPPED. */
-typedef int (*sdd_callback)(void *ctx, int iteration, const double *residuals);
-
-/* alpha_bar (n x nrhs, column-major) receives the averaged iterate.
+/* The callback gets, after each residual probe, nrhs estimates of
+ * ||(K + diag(noise)) abar - b|| / ||b|| (a fresh random probe of rows each
+ * time; unbiased for the squared norm).
+ * alpha_bar (n x nrhs, column-major) receives the averaged iterate.
  * *iterations_done is the number of completed steps. */
-sdd_status sdd_solve(const kernel_op *K, const double *noise,
-                     const double *rhs, int nrhs, const sdd_options *opt,
-                     double *alpha_bar, int *iterations_done,
-                     sdd_callback callback, void *ctx);
+solver_status sdd_solve(const kernel_op *K, const double *noise,
+                        const double *rhs, int nrhs, const sdd_options *opt,
+                        double *alpha_bar, int *iterations_done,
+                        solver_callback callback, void *ctx);
 
 /* Relative residual estimate for each column of alpha from `probe_size`
  * random rows (probe_size >= 1) drawn with counters starting at

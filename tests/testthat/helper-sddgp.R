@@ -69,3 +69,50 @@ make_inputs <- function(m, d = 2, seed = 99) {
 }
 
 max_rel_err <- function(a, b) max(abs(a - b)) / max(abs(b))
+
+# Runs a long fit in a background R, sends Ctrl-C once it has been going for
+# two seconds, and returns what the background R did and how long it took
+# to return after the interrupt.
+interrupt_fit <- function(n, d, control) {
+  ready <- tempfile()
+  on.exit(unlink(ready), add = TRUE)
+  p <- callr::r_bg(function(ready, n, d, control) {
+    library(sddgp)
+    set.seed(1)
+    x <- matrix(runif(d * n), n)
+    y <- sin(6 * x[, 1]) + rnorm(n, sd = 0.1)
+    file.create(ready)
+    res <- tryCatch({
+      gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.1, threads = 2,
+             control = control)
+      list(interrupted = FALSE)
+    }, interrupt = function(e) {
+      list(interrupted = TRUE, sddgp = inherits(e, "sddgp_interrupt"),
+           message = conditionMessage(e))
+    })
+    small <- gp_sdd(x[1:50, ], y[1:50], kernel = matern(3/2, 0.3, 1), noise = 0.1,
+                    solver = "cholesky", threads = 1)
+    c(res, list(after = sum(1:10), prediction = predict(small, x[1:2, ])))
+  }, args = list(ready = ready, n = n, d = d, control = control),
+  libpath = .libPaths())
+  on.exit(if (p$is_alive()) p$kill(), add = TRUE)
+  deadline <- Sys.time() + 60
+  while (!file.exists(ready) && p$is_alive() && Sys.time() < deadline) Sys.sleep(0.05)
+  expect_true(file.exists(ready))
+  Sys.sleep(2)
+  expect_true(p$is_alive())
+  sent <- Sys.time()
+  p$interrupt()
+  p$wait(10000)
+  waited <- as.numeric(difftime(Sys.time(), sent, units = "secs"))
+  expect_false(p$is_alive())
+  c(p$get_result(), waited = waited)
+}
+
+# The problem a solver is given (see new_problem()), with right-hand sides
+# supplied directly.
+test_problem <- function(x, kernel, noise, rhs, has_mean = TRUE) {
+  list(x = x, xs = sddgp:::scale_inputs(x, kernel), kernel = kernel,
+       noise = rep_len(noise, nrow(x)), y = if (has_mean) rhs[, 1], rhs = rhs,
+       has_mean = has_mean)
+}

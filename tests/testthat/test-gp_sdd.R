@@ -157,7 +157,8 @@ test_that("the fit object holds what the documentation promises", {
   expect_named(fit$trace, c("iteration", "seconds", "residual", "residual_samples"))
   expect_equal(fit$trace$iteration, c(25L, 50L, 75L, 100L))
   expect_true(all(fit$trace$residual_samples > 0))
-  expect_named(fit$step_size, c("mean", "samples"))
+  expect_named(fit$state$step_size, c("mean", "samples"))
+  expect_null(fit$basis)  # representer weights over the training inputs
   expect_equal(fit$threads, sddgp_threads(2))  # 2 unless OMP_THREAD_LIMIT is 1
   expect_true(is.call(fit$call))
   expect_null(fit$estimation)
@@ -313,8 +314,9 @@ test_that("print() and summary() report the key fields", {
   expect_output(print(s), "Call:")
   expect_output(print(s), "Data: 60 observations, 2 inputs")
   expect_output(print(s), "Matern-3/2 kernel")
-  expect_output(print(s), "batch size 60 \\(uniform\\), momentum 0.9")
-  expect_output(print(s), sprintf("100 of 100 iterations \\(iterations\\), %d threads?,", sddgp_threads(2)))
+  expect_output(print(s), "batch_size +512")
+  expect_output(print(s), "momentum +0.9")
+  expect_output(print(s), sprintf("100 iterations \\(iterations\\), %d threads?,", sddgp_threads(2)))
   expect_output(print(s), "Posterior samples: 2")
 
   fc <- gp_sdd(d$x[, 1], d$y, kernel = squared_exponential(0.5, 1), noise = 0.1,
@@ -424,13 +426,16 @@ test_that("bad hyperparameters and settings give classed errors naming the argum
                regexp = "`kernel` must be a kernel object.*\"matern32\"")
   expect_error(g(kernel = ker, noise = 0.1, solver = "lu"),
                class = "sddgp_error_argument",
-               regexp = "`solver` must be one of \"sdd\", \"cholesky\", not \"lu\"")
+               regexp = "`solver` must be one of \"sdd\", \"cholesky\", \"cg\", .*, not \"lu\"")
   expect_error(g(kernel = ker, noise = 0.1, solver = c("sdd", "cholesky")),
                class = "sddgp_error_argument", regexp = "`solver`")
   expect_error(g(kernel = "matern32", estimation = list(subset_size = 10)),
                class = "sddgp_error_argument", regexp = "`estimation` must be made by")
   expect_error(g(kernel = ker, noise = 0.1, control = list(iterations = 10)),
                class = "sddgp_error_argument", regexp = "`control` must be made by sdd_control")
+  expect_error(g(kernel = ker, noise = 0.1, solver = "cholesky", control = sdd_control()),
+               class = "sddgp_error_argument",
+               regexp = "`control` was made by sdd_control\\(\\) but `solver` is \"cholesky\"; use cholesky_control\\(\\)")
   for (bad in list(-1, 1.5, NA, "2", 1e6)) {
     expect_error(g(kernel = ker, noise = 0.1, samples = bad),
                  class = "sddgp_error_argument", regexp = "`samples`")

@@ -5,7 +5,7 @@ pred_fit <- function(samples = 0, solver = "cholesky", seed = 61, n = 60) {
   withr::local_seed(seed)
   fit <- gp_sdd(d$x, 10 + 3 * d$y, kernel = matern(3/2, c(0.4, 0.6), 1),
                 noise = 0.05, solver = solver, samples = samples,
-                control = sdd_control(iterations = 100))
+                control = if (solver == "sdd") sdd_control(iterations = 100))
   list(fit = fit, x = d$x, y = 10 + 3 * d$y)
 }
 

@@ -103,16 +103,3 @@ test_that("prior draws are reproducible with set.seed()", {
   expect_false(isTRUE(all.equal(p1$omega, p3$omega)))
   expect_false(isTRUE(all.equal(p1$weights, p3$weights)))
 })
-
-test_that("sample right-hand sides add N(0, noise) to the prior draw", {
-  ker <- matern(3/2, c(0.3, 0.5), 1)
-  x <- make_inputs(100, 2)
-  withr::local_seed(45)
-  prior <- sddgp:::draw_prior(ker, 2L, 100L, 200L)
-  rhs <- sddgp:::sample_rhs(prior, ker, 0.25, x, threads = 2)
-  zeta <- rhs - sddgp:::prior_values(prior, ker, x, threads = 2)
-  # 20000 noise draws of variance 0.25.
-  expect_lt(abs(mean(zeta)), 6 * 0.5 / sqrt(20000))
-  expect_lt(abs(var(as.vector(zeta)) / 0.25 - 1), 6 * sqrt(2 / 20000))
-  expect_lt(abs(cor(zeta[, 1], zeta[, 2])), 6 / sqrt(100))
-})

@@ -10,6 +10,9 @@
  *   ./driver           full sizes (a few seconds at -O1)
  *   ./driver --quick   smaller sizes for valgrind; the same checks
  *
+ * The check framework and test-data helpers are in support.c (driver.h);
+ * each solver added later has its checks in test_<solver>.c.
+ *
  * Prints "N passed, N failed" and exits 1 if any check failed. */
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "driver.h"
 #include "../../src/block.h"
 #include "../../src/chol.h"
 #include "../../src/rff.h"
@@ -24,116 +28,6 @@
 #include "../../src/rng.h"
 #include "../../src/sdd.h"
 #include "../../src/omp_compat.h"
-
-/* ------------------------------------------------------------------ */
-/* Tiny check framework                                                */
-
-static int n_passed = 0, n_failed = 0;
-static int quick = 0;
-
-#define CHECK(cond, ...)                                                  \
-  do {                                                                    \
-    if (cond) {                                                           \
-      n_passed++;                                                         \
-    } else {                                                              \
-      n_failed++;                                                         \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);               \
-      fprintf(stderr, __VA_ARGS__);                                       \
-      fputc('\n', stderr);                                                \
-    }                                                                     \
-  } while (0)
-
-/* |a - b| <= tol * max(1, |b|) */
-#define CHECK_CLOSE(a, b, tol, what)                                      \
-  do {                                                                    \
-    const double a_ = (a), b_ = (b);                                      \
-    CHECK(fabs(a_ - b_) <= (tol) * fmax(1.0, fabs(b_)),                   \
-          "%s: got %.17g, expected %.17g (tol %g)", what, a_, b_,         \
-          (double)(tol));                                                 \
-  } while (0)
-
-static double section_start = -1.0;
-
-static void section(const char *name)
-{
-  const double now = omp_get_wtime();
-  if (section_start >= 0) printf("   (%.1f s)\n", now - section_start);
-  section_start = now;
-  if (name) printf("-- %s\n", name);
-  fflush(stdout);
-}
-
-static void *xmalloc(size_t size)
-{
-  void *p = malloc(size ? size : 1);
-  if (!p) {
-    fprintf(stderr, "out of memory\n");
-    exit(2);
-  }
-  return p;
-}
-
-static double *dalloc(size_t len) { return xmalloc(len * sizeof(double)); }
-
-/* ------------------------------------------------------------------ */
-/* The driver's own random numbers (xorshift64*), independent of rng.c */
-
-static uint64_t test_state = 0x2545F4914F6CDD1DULL;
-
-static double test_unif(void)
-{
-  test_state ^= test_state >> 12;
-  test_state ^= test_state << 25;
-  test_state ^= test_state >> 27;
-  return (double)((test_state * 0x2545F4914F6CDD1DULL) >> 11) / 9007199254740992.0;
-}
-
-/* n x d column-major points uniform on [0, width)^d. */
-static double *random_points(int n, int d, double width)
-{
-  double *x = dalloc((size_t)n * d);
-  for (size_t i = 0; i < (size_t)n * d; i++) x[i] = width * test_unif();
-  return x;
-}
-
-static double *random_matrix(int n, int ncol)
-{
-  double *a = dalloc((size_t)n * ncol);
-  for (size_t i = 0; i < (size_t)n * ncol; i++) a[i] = 2.0 * test_unif() - 1.0;
-  return a;
-}
-
-/* Squared distance between point i of (x, n) and point j of (y, m). */
-static double sqdist(const double *x, int n, int i, const double *y, int m,
-                     int j, int d)
-{
-  double s = 0.0;
-  for (int c = 0; c < d; c++) {
-    const double diff = x[i + (size_t)c * n] - y[j + (size_t)c * m];
-    s += diff * diff;
-  }
-  return s;
-}
-
-/* Dense K(x, y) by kernel_value in a naive double loop (n x m). */
-static double *naive_kernel_matrix(const kernel *k, const double *x, int n,
-                                   const double *y, int m, int d)
-{
-  double *K = dalloc((size_t)n * m);
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < m; j++)
-      K[i + (size_t)j * n] = kernel_value(k, sqdist(x, n, i, y, m, j, d));
-  return K;
-}
-
-/* K(p1[rows], p2) A through the kernel operator, evaluated on the fly. */
-static void block_matmul(const kernel *k, const points *p1, const int *rows,
-                         int nrows, const points *p2, const double *A,
-                         int ncol, double *out, int ldo, int nthreads)
-{
-  const kernel_op op = {k, p1, p2, NULL};
-  kernel_op_rows(&op, rows, nrows, A, ncol, out, ldo, nthreads);
-}
 
 /* Largest relative error of out (nrows x ncol, leading dimension ldo)
  * against the naive product K[rows, :] A, with K n1 x n2 (rows NULL: all);
@@ -184,7 +78,7 @@ static double hand_kernel(kernel_family f, double s2, double r2)
   return NAN;
 }
 
-static void test_kernels(void)
+void test_kernels(void)
 {
   section("(a) kernel values");
   const double r2s[] = {0.0, 1e-12, 0.04, 0.25, 1.0, 2.5, 9.0, 40.0};
@@ -244,7 +138,7 @@ static void test_kernels(void)
 /* ------------------------------------------------------------------ */
 /* (b) kernel_op_rows / kernel_block_matrix against naive loops        */
 
-static void test_block(void)
+void test_block(void)
 {
   section("(b) kernel_op_rows and kernel_block_matrix");
   const int d = 3, n1 = 53, n2 = quick ? 150 : 300, ncol = 2;
@@ -400,7 +294,7 @@ static double system_residual(const double *K, const double *noise, int n,
   return sqrt(ss / bb);
 }
 
-static void test_chol(void)
+void test_chol(void)
 {
   section("(c) chol_solve");
   const int n = quick ? 120 : 250, d = 3, nrhs = 2;
@@ -519,18 +413,18 @@ static void check_sdd_run(const char *label, const kernel_op *op,
   const int n = op->x2->n;
   int done1 = 0, done2 = 0;
   opt->nthreads = 1;
-  sdd_status st = sdd_solve(op, noise, rhs, nrhs, opt, ab1, &done1, NULL, NULL);
-  CHECK(st == SDD_STATUS_MAX_ITER && done1 == opt->iterations,
+  solver_status st = sdd_solve(op, noise, rhs, nrhs, opt, ab1, &done1, NULL, NULL);
+  CHECK(st == SOLVER_MAX_ITER && done1 == opt->iterations,
         "%s: status %d, %d iterations", label, (int)st, done1);
   check_sdd_accuracy(label, K, lambda, n, nrhs, ab1, star, tol);
   opt->nthreads = 2;
   st = sdd_solve(op, noise, rhs, nrhs, opt, ab2, &done2, NULL, NULL);
-  CHECK(st == SDD_STATUS_MAX_ITER && done2 == done1 &&
+  CHECK(st == SOLVER_MAX_ITER && done2 == done1 &&
             memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
         "%s: alpha_bar differs between 1 and 2 threads", label);
 }
 
-static void test_sdd(void)
+void test_sdd(void)
 {
   section("(d) sdd_solve");
   const int n = quick ? 150 : 300, d = 3, nrhs = 2;
@@ -575,9 +469,9 @@ static void test_sdd(void)
   double *ab1 = dalloc((size_t)n * nrhs), *ab2 = dalloc((size_t)n * nrhs);
   int done1 = -1, done2 = -1;
   cb_state cb = {0, 0, 0, 0, 1, 1, nrhs};
-  sdd_status st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1,
+  solver_status st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1,
                             count_callback, &cb);
-  CHECK(st == SDD_STATUS_MAX_ITER, "uniform: status %d, want MAX_ITER", (int)st);
+  CHECK(st == SOLVER_MAX_ITER, "uniform: status %d, want MAX_ITER", (int)st);
   CHECK(done1 == opt.iterations, "uniform: %d iterations done, want %d", done1,
         opt.iterations);
   CHECK(cb.calls == opt.iterations && cb.monotone,
@@ -590,7 +484,7 @@ static void test_sdd(void)
   /* Same seed, two threads: identical bits. */
   opt.nthreads = 2;
   st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
-  CHECK(st == SDD_STATUS_MAX_ITER && done2 == done1,
+  CHECK(st == SOLVER_MAX_ITER && done2 == done1,
         "uniform, 2 threads: status %d, %d iterations", (int)st, done2);
   CHECK(memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
         "uniform: alpha_bar differs between 1 and 2 threads");
@@ -614,7 +508,7 @@ static void test_sdd(void)
   opt.iterations = 50;
   opt.check_every = 10;
   st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
-  CHECK(st == SDD_STATUS_MAX_ITER && done2 == 50,
+  CHECK(st == SOLVER_MAX_ITER && done2 == 50,
         "permutation with B = n: status %d, %d iterations", (int)st, done2);
 
   /* A different seed gives a different (but also converged) answer. */
@@ -635,7 +529,7 @@ static void test_sdd(void)
     opt.check_every = 100;
     cb_state cb2 = {0, 0, 0, 0, 1, 1, nrhs};
     st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, count_callback, &cb2);
-    CHECK(st == SDD_STATUS_TOLERANCE, "tolerance 0.05: status %d, want TOLERANCE",
+    CHECK(st == SOLVER_TOLERANCE, "tolerance 0.05: status %d, want TOLERANCE",
           (int)st);
     CHECK(done2 > 0 && done2 < opt.iterations && done2 % opt.check_every == 0,
           "tolerance stop after %d iterations (a multiple of %d)", done2,
@@ -653,7 +547,7 @@ static void test_sdd(void)
   {
     cb_state cb3 = {0, 0, 0, 123, 1, 1, nrhs};
     st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, count_callback, &cb3);
-    CHECK(st == SDD_STATUS_STOPPED && done2 == 123,
+    CHECK(st == SOLVER_STOPPED && done2 == 123,
           "callback stop at 123: status %d, %d iterations", (int)st, done2);
   }
 
@@ -664,7 +558,7 @@ static void test_sdd(void)
     opt.check_every = 10;
     opt.iterations = 2000;
     st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
-    CHECK(st == SDD_STATUS_DIVERGED, "step size 1e4: status %d, want DIVERGED",
+    CHECK(st == SOLVER_DIVERGED, "step size 1e4: status %d, want DIVERGED",
           (int)st);
     CHECK(done2 < opt.iterations, "divergence detected after %d iterations",
           done2);
@@ -676,7 +570,7 @@ static void test_sdd(void)
     opt.iterations = 0;
     ab2[0] = 99.0;
     st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
-    CHECK(st == SDD_STATUS_MAX_ITER && done2 == 0 && ab2[0] == 0.0,
+    CHECK(st == SOLVER_MAX_ITER && done2 == 0 && ab2[0] == 0.0,
           "zero iterations: status %d, done %d, alpha[0] %g", (int)st, done2, ab2[0]);
   }
 
@@ -706,7 +600,7 @@ static void test_sdd(void)
 /* ------------------------------------------------------------------ */
 /* (e) counter-based RNG                                                */
 
-static void test_rng(void)
+void test_rng(void)
 {
   section("(e) rng");
   const int N = quick ? 250000 : 1000000;
@@ -797,7 +691,7 @@ static void test_rng(void)
 /* ------------------------------------------------------------------ */
 /* (f) random Fourier features                                          */
 
-static void test_rff(void)
+void test_rff(void)
 {
   section("(f) random Fourier features");
   const int m = 20000, d = 3, npts = 6;

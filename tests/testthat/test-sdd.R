@@ -1,0 +1,281 @@
+# Stochastic dual descent: sdd_control() (defaults, validation of every
+# argument, the settings handed to C), step sizes, exactness against the
+# Cholesky solve, stopping rules, divergence and interrupts.
+
+test_that("sdd_control() has the paper's defaults", {
+  ctl <- sdd_control()
+  expect_s3_class(ctl, "sddgp_control")
+  expect_identical(ctl$iterations, 10000L)
+  expect_identical(ctl$batch_size, 512L)
+  expect_null(ctl$step_size)
+  expect_null(ctl$step_size_samples)
+  expect_equal(ctl$momentum, 0.9)
+  expect_equal(ctl$averaging, "geometric")
+  expect_null(ctl$averaging_rate)
+  expect_equal(ctl$batch_sampling, "uniform")
+  expect_equal(ctl$tolerance, 0)
+  expect_identical(ctl$check_every, 100L)
+  expect_identical(ctl$probe_size, 256L)
+  expect_equal(ctl$step_fraction, 0.8)
+  expect_identical(ctl$features, 2000L)
+  expect_equal(ctl$cache, "auto")
+  expect_equal(ctl$cache_limit, 2e9)
+  ctl2 <- sdd_control(iterations = 5, averaging = "none", batch_sampling = "permutation",
+                      cache = "never", step_size = 2, averaging_rate = 0.5)
+  expect_identical(ctl2$iterations, 5L)
+  expect_equal(ctl2$averaging, "none")
+  expect_equal(ctl2$batch_sampling, "permutation")
+  expect_equal(ctl2$cache, "never")
+  expect_equal(ctl2$step_size, 2)
+  expect_equal(ctl2$averaging_rate, 0.5)
+})
+
+test_that("every sdd_control() argument is validated with a classed error", {
+  bad <- list(
+    iterations = list(0, -5, 2.5, NA, "100", Inf, c(1, 2), 2^31),
+    batch_size = list(0, 1.5, NA, "512", -1),
+    step_size = list(0, -1, NA, Inf, "1", c(1, 2)),
+    step_size_samples = list(0, -1, NA, Inf, "1"),
+    momentum = list(-0.1, 1, 1.5, NA, "0.9"),
+    averaging = list("mean", NA, 1, c("none", "geometric", "x")),
+    averaging_rate = list(0, -0.5, 1.5, NA, "0.1"),
+    batch_sampling = list("random", NA, 2),
+    tolerance = list(-1e-3, 2, NA, "0"),
+    check_every = list(0, 1.5, NA, -10),
+    probe_size = list(0, 2.5, NA, 2e6),
+    step_fraction = list(0, -0.5, 1.5, NA),
+    features = list(0, 10.5, NA, 2e6, "100"),
+    cache = list("sometimes", NA, TRUE),
+    cache_limit = list(-1, NA, "1e9", Inf)
+  )
+  for (arg in names(bad)) {
+    for (value in bad[[arg]]) {
+      args <- stats::setNames(list(value), arg)
+      expect_error(do.call(sdd_control, args), class = "sddgp_error_argument",
+                   regexp = paste0("`", arg, "`"), label = paste(arg, "=", deparse(value)))
+    }
+  }
+  # The choices are listed.
+  expect_error(sdd_control(cache = "x"),
+               regexp = "`cache` must be one of \"auto\", \"always\", \"never\", not \"x\"")
+  expect_error(sdd_control(averaging = "x"),
+               regexp = "`averaging` must be one of \"geometric\", \"none\"")
+  expect_error(sdd_control(batch_sampling = "x"),
+               regexp = "`batch_sampling` must be one of \"uniform\", \"permutation\"")
+  expect_error(sdd_control(iterations = 2.5), regexp = "whole number")
+  expect_error(sdd_control(momentum = 1), regexp = "`momentum` must lie in \\[0, 1\\)")
+  # Boundaries that are allowed.
+  expect_silent(sdd_control(momentum = 0, tolerance = 1, step_fraction = 1,
+                            averaging_rate = 1, cache_limit = 0, iterations = 1,
+                            batch_size = 1, check_every = 1, probe_size = 1,
+                            features = 1))
+  # Unknown settings are not silently dropped.
+  expect_error(sdd_control(steps = 10), "unused argument")
+})
+
+test_that("resolve_sdd_control() caps sizes and fills in data-dependent settings", {
+  r <- sddgp:::resolve_sdd_control(sdd_control(iterations = 400), n = 300)
+  expect_equal(r$batch_size, 300)
+  expect_equal(r$probe_size, 256L)
+  expect_equal(r$averaging_rate, 100 / 400)
+  expect_equal(r$batch_code, 1L)
+  expect_true(r$use_cache)  # 300^2 doubles are well under 2e9 bytes
+  r2 <- sddgp:::resolve_sdd_control(sdd_control(iterations = 50, probe_size = 500,
+                                                batch_sampling = "permutation"), n = 100)
+  expect_equal(r2$averaging_rate, 1)  # 100 / 50 capped at 1
+  expect_equal(r2$probe_size, 100)
+  expect_equal(r2$batch_code, 2L)
+  r3 <- sddgp:::resolve_sdd_control(sdd_control(averaging = "none", averaging_rate = 0.1), 10)
+  expect_equal(r3$averaging_rate, 1)
+  r4 <- sddgp:::resolve_sdd_control(sdd_control(averaging_rate = 0.3), 10)
+  expect_equal(r4$averaging_rate, 0.3)
+  # The cache budget: 8 n^2 bytes.
+  expect_true(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 8e4), 100)$use_cache)
+  expect_false(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 8e4 - 1), 100)$use_cache)
+  expect_false(sddgp:::resolve_sdd_control(sdd_control(cache = "never"), 100)$use_cache)
+  expect_true(sddgp:::resolve_sdd_control(sdd_control(cache = "always", cache_limit = 0),
+                                          100)$use_cache)
+})
+
+test_that("batch_size larger than n works (capped at n)", {
+  d <- make_data(50, 2, seed = 81)
+  ref <- ref_posterior(d$x, d$y, family = "matern32", lengthscale = 0.3,
+                       variance = 1, noise = 0.2)
+  withr::local_seed(81)
+  withr::local_options(sddgp.threads = 1)  # 500 tiny steps: no use for threads
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.2,
+                standardize = FALSE,
+                control = sdd_control(iterations = 500, batch_size = 1000,
+                                      probe_size = 1000,
+                                      batch_sampling = "permutation"))
+  expect_lt(max_rel_err(fit$alpha, ref$alpha), 1e-6)
+})
+
+test_that("print() shows the settings", {
+  expect_output(print(sdd_control()), "Settings of solver \"sdd\" \\(stochastic dual descent\\)")
+  expect_output(print(sdd_control()), "\n  iterations +10000\n  batch_size +512\n")
+  expect_output(print(sdd_control()), "step_size +auto\n  step_size_samples +auto")
+  expect_output(print(sdd_control(step_size = 2, averaging_rate = 0.1)),
+                "step_size +2\n.*averaging_rate +0.1\n")
+  expect_output(print(sdd_control(features = 300, cache = "never")),
+                "cache +never\n.*features +300")
+  expect_output(expect_invisible(print(sdd_control())))
+})
+
+test_that("the automatic step size follows the stability limit", {
+  d <- make_data(400, 2, seed = 32)
+  ker <- matern(5/2, c(0.3, 0.5), 1.5)
+  xs <- sddgp:::scale_inputs(d$x, ker)
+  K <- ref_kernel(d$x, d$x, "matern52", c(0.3, 0.5), 1.5)
+  lmax <- max(eigen(K, symmetric = TRUE, only.values = TRUE)$values)
+  rho <- 0.9
+  # The documented rule: Nesterov momentum rho is stable while
+  # step * lambda_max(K + noise I) / n < 2 (1 + rho) / (1 + 2 rho) (1.36 at
+  # 0.9). With a full batch on this dense kernel matrix the eigenvalue
+  # decides; n <= 1000, so no subsampling, and power iteration stops at a
+  # relative change of 1e-4 per step.
+  eigen_limit <- 2 * (1 + rho) / (1 + 2 * rho) / (lmax / 400 + 0.1 / 400)
+  lim_full <- sddgp:::sdd_step_limit(xs, ker, 0.1, rho, 400, threads = 2)
+  expect_equal(lim_full, eigen_limit, tolerance = 1e-2)
+  # Smaller batches can only lower the limit.
+  lim64 <- sddgp:::sdd_step_limit(xs, ker, 0.1, rho, 64, threads = 2)
+  expect_lte(lim64, lim_full)
+  expect_gt(lim64, 0)
+
+  st <- sddgp:::sdd_step_sizes(sdd_control(batch_size = 64, step_fraction = 0.5),
+                               xs, ker, 0.1, 2)
+  expect_equal(st[["mean"]], 0.5 * lim64)
+  expect_equal(st[["samples"]], st[["mean"]])
+  st2 <- sddgp:::sdd_step_sizes(sdd_control(step_size = 3, step_size_samples = 2),
+                                xs, ker, 0.1, 2)
+  expect_identical(st2, c(mean = 3, samples = 2))
+  st3 <- sddgp:::sdd_step_sizes(sdd_control(step_size = 3), xs, ker, 0.1, 2)
+  expect_identical(st3, c(mean = 3, samples = 3))
+})
+
+test_that("a user step size is used as given", {
+  d <- make_data(100, 2, seed = 33)
+  withr::local_seed(3)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1, samples = 2,
+                control = sdd_control(iterations = 100, step_size = 0.5,
+                                      step_size_samples = 0.25))
+  expect_identical(fit$state$step_size, c(mean = 0.5, samples = 0.25))
+})
+
+test_that("averaging = 'none' and permutation batches also converge", {
+  d <- make_data(300, 2, seed = 34)
+  ls <- c(0.2, 0.3)
+  ref <- ref_posterior(d$x, d$y, family = "se", lengthscale = ls, variance = 1,
+                       noise = 0.2)
+  withr::local_seed(4)
+  # One thread: this runs many tiny steps, where on a busy machine two
+  # OpenMP threads mostly wait for each other (results are bitwise the same
+  # for any thread count; see test-gp_sdd.R).
+  withr::local_options(sddgp.threads = 1)
+  f1 <- gp_sdd(d$x, d$y, kernel = squared_exponential(ls, 1), noise = 0.2,
+               standardize = FALSE,
+               control = sdd_control(iterations = 700, averaging = "none"))
+  f2 <- gp_sdd(d$x, d$y, kernel = squared_exponential(ls, 1), noise = 0.2,
+               standardize = FALSE,
+               control = sdd_control(iterations = 700, batch_size = 100,
+                                     batch_sampling = "permutation"))
+  expect_lt(max_rel_err(f1$alpha, ref$alpha), 1e-6)
+  expect_lt(max_rel_err(f2$alpha, ref$alpha), 1e-6)
+})
+
+test_that("tolerance stops early and the trace estimates the true residual", {
+  d <- make_data(300, 2, seed = 35)
+  ls <- c(0.2, 0.3)
+  A <- ref_kernel(d$x, d$x, "matern32", ls, 1) + diag(0.1, 300)
+  withr::local_seed(5)
+  withr::local_options(sddgp.threads = 1)  # many tiny steps, as above
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.1,
+                standardize = FALSE,
+                control = sdd_control(iterations = 5000, tolerance = 1e-4,
+                                      check_every = 20))
+  expect_equal(fit$status, "tolerance")
+  expect_lt(fit$iterations, 5000L)
+  expect_equal(fit$iterations %% 20L, 0L)
+  expect_equal(max(fit$trace$iteration), fit$iterations)
+  expect_lt(fit$trace$residual[nrow(fit$trace)], 1e-4)
+  expect_true(all(fit$trace$residual[-nrow(fit$trace)] >= 1e-4))
+  expect_true(all(diff(fit$trace$seconds) >= 0))
+  true_res <- function(alpha) sqrt(sum((A %*% alpha - d$y)^2)) / sqrt(sum(d$y^2))
+  # The probe (256 of 300 rows, with replacement) is unbiased for the
+  # squared residual norm; its relative error is well within a factor 2.
+  expect_gt(true_res(fit$alpha), 1e-4 / 2)
+  expect_lt(true_res(fit$alpha), 1e-4 * 2)
+
+  withr::local_seed(6)
+  short <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.1,
+                  standardize = FALSE,
+                  control = sdd_control(iterations = 60, check_every = 25,
+                                        batch_size = 32))
+  # Checks at 25, 50 and the last iteration.
+  expect_equal(short$trace$iteration, c(25L, 50L, 60L))
+  est <- short$trace$residual[3]
+  expect_gt(est / true_res(short$alpha), 0.5)
+  expect_lt(est / true_res(short$alpha), 2)
+})
+
+test_that("a huge step size stops with a divergence error, not NaN", {
+  d <- make_data(200, 2, seed = 36)
+  withr::local_seed(7)
+  err <- expect_error(
+    gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1,
+           control = sdd_control(iterations = 2000, step_size = 1e4)),
+    class = "sddgp_error_divergence", regexp = "diverged.*`step_size`")
+  expect_s3_class(err, "sddgp_error")
+  expect_lte(err$iterations, 100L)  # caught at the first residual check
+  expect_equal(err$step_size, 1e4)
+  # The sample systems are watched too.
+  expect_error(
+    gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1, samples = 2,
+           control = sdd_control(iterations = 500, step_size_samples = 1e4)),
+    class = "sddgp_error_divergence")
+})
+
+test_that("Ctrl-C stops a long SDD fit promptly and leaves R usable", {
+  skip_on_cran()
+  skip_if_not_installed("callr")
+  # During the iterations: 1e6 steps on 20000 points would take hours.
+  out <- interrupt_fit(20000, 2, sdd_control(iterations = 1e6, cache = "never"))
+  expect_lt(out$waited, 3)
+  expect_true(out$interrupted)
+  expect_true(out$sddgp)
+  expect_match(out$message, "SDD interrupted by the user after [0-9]+ iterations")
+  expect_equal(out$after, 55L)
+  expect_length(out$prediction, 2)
+  expect_true(all(is.finite(out$prediction)))
+
+  # While the kernel cache is built: 15000 points in 80 dimensions take
+  # several seconds before the first step.
+  out <- interrupt_fit(15000, 80, sdd_control(iterations = 10, step_size = 1,
+                                              cache = "always"))
+  expect_lt(out$waited, 3)
+  expect_true(out$interrupted)
+  expect_match(out$message, "after 0 iterations")
+  expect_equal(out$after, 55L)
+})
+
+test_that("the automatic step size is stable when the kernel matrix is nearly diagonal", {
+  # Length scales far below the spacing of the points: K is close to
+  # (variance) I, the batch term of the stability limit decides the step size,
+  # and each coordinate is only hit now and then.
+  cases <- list(list(n = 300, d = 3, ls = 0.05, batch = 512, tol = 1e-6),
+                list(n = 50, d = 2, ls = 0.01, batch = 512, tol = 1e-6),
+                # Batches of 64 of 1000: converging, if slowly.
+                list(n = 1000, d = 3, ls = 0.1, batch = 64, tol = 0.1))
+  for (cs in cases) {
+    d <- make_data(cs$n, cs$d, seed = 3)
+    ref <- ref_posterior(d$x, d$y, family = "matern32", lengthscale = cs$ls,
+                         variance = 1, noise = 0.1)
+    withr::local_seed(1)
+    withr::local_options(sddgp.threads = 1)  # many tiny steps, as above
+    expect_no_error(
+      fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, cs$ls, 1), noise = 0.1,
+                    standardize = FALSE,
+                    control = sdd_control(iterations = 1000, batch_size = cs$batch)))
+    expect_lt(max_rel_err(fit$alpha, ref$alpha), cs$tol)
+  }
+})

@@ -11,6 +11,8 @@ SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_rng_normal(SEXP, SEXP, SEXP);
 SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_cg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_openmp_info(void);
 
@@ -24,6 +26,8 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_rng_normal, 3),
   CALLDEF(C_chol_solve, 5),
   CALLDEF(C_sdd_solve, 8),
+  CALLDEF(C_cg_solve, 6),
+  CALLDEF(C_pivchol, 7),
   CALLDEF(C_mll, 5),
   CALLDEF(C_openmp_info, 0),
   {NULL, NULL, 0}

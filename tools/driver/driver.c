@@ -1,5 +1,6 @@
 /* Standalone test driver for the R-free numerical core of sddgp
- * (src/kernel.c, block.c, rng.c, rff.c, sdd.c, chol.c), built with
+ * (src/kernel.c, block.c, rng.c, rff.c, sdd.c, chol.c, and per solver
+ * test_<solver>.c), built with
  * sanitizers and run under valgrind by tools/driver/Makefile.
  *
  * Every check compares the core against an independent truth: formulas
@@ -279,20 +280,6 @@ void test_block(void)
 
 /* ------------------------------------------------------------------ */
 /* (c) chol_solve                                                       */
-
-/* ||(K + diag(noise)) alpha - b|| / ||b|| for column c, K explicit. */
-static double system_residual(const double *K, const double *noise, int n,
-                              const double *alpha, const double *b)
-{
-  double ss = 0.0, bb = 0.0;
-  for (int i = 0; i < n; i++) {
-    double s = noise[i] * alpha[i];
-    for (int j = 0; j < n; j++) s += K[i + (size_t)j * n] * alpha[j];
-    ss += (s - b[i]) * (s - b[i]);
-    bb += b[i] * b[i];
-  }
-  return sqrt(ss / bb);
-}
 
 void test_chol(void)
 {
@@ -809,6 +796,7 @@ int main(int argc, char **argv)
   test_sdd();
   test_rng();
   test_rff();
+  test_cg();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

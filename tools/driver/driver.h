@@ -58,6 +58,10 @@ double sqdist(const double *x, int n, int i, const double *y, int m, int j,
 double *naive_kernel_matrix(const kernel *k, const double *x, int n,
                             const double *y, int m, int d);
 
+/* ||(K + diag(noise)) alpha - b|| / ||b|| for one column, K explicit. */
+double system_residual(const double *K, const double *noise, int n,
+                       const double *alpha, const double *b);
+
 /* K(p1[rows], p2) A through the kernel operator, evaluated on the fly. */
 void block_matmul(const kernel *k, const points *p1, const int *rows,
                   int nrows, const points *p2, const double *A, int ncol,
@@ -68,6 +72,7 @@ void test_kernels(void);
 void test_block(void);
 void test_chol(void);
 void test_sdd(void);
+void test_cg(void); /* test_cg.c: pivoted Cholesky and conjugate gradients */
 void test_rng(void);
 void test_rff(void);
 

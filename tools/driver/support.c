@@ -82,6 +82,20 @@ double *naive_kernel_matrix(const kernel *k, const double *x, int n,
   return K;
 }
 
+/* ||(K + diag(noise)) alpha - b|| / ||b|| for one column, K explicit. */
+double system_residual(const double *K, const double *noise, int n,
+                       const double *alpha, const double *b)
+{
+  double ss = 0.0, bb = 0.0;
+  for (int i = 0; i < n; i++) {
+    double s = noise[i] * alpha[i];
+    for (int j = 0; j < n; j++) s += K[i + (size_t)j * n] * alpha[j];
+    ss += (s - b[i]) * (s - b[i]);
+    bb += b[i] * b[i];
+  }
+  return sqrt(ss / bb);
+}
+
 /* K(p1[rows], p2) A through the kernel operator, evaluated on the fly. */
 void block_matmul(const kernel *k, const points *p1, const int *rows,
                   int nrows, const points *p2, const double *A, int ncol,

@@ -1,0 +1,318 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cg.h"
+#include "lapack.h"
+#include "pivchol.h"
+#include "omp_compat.h"
+
+/* Work (rows x columns x (d + right-hand sides)) of one slab of a kernel
+ * product, a few hundredths of a second on one core: the callback is polled
+ * between slabs. */
+#define CG_SLAB_WORK 1e8
+/* Rows per unit of work in the dense n x k products of the preconditioner. */
+#define CG_CHUNK 2048
+
+static double dot(const double *a, const double *b, int n)
+{
+  double s = 0.0;
+  /* The lanes of the reduction are fixed at compile time: the sum does not
+   * depend on the thread count. */
+  #pragma omp simd reduction(+ : s)
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
+/* out (ka x kb) = A' B for A n x ka and B n x kb, column-major: each entry is
+ * one thread's in-order dot product. */
+static void cross_products(const double *A, int ka, const double *B, int kb,
+                           int n, double *out, int nthreads)
+{
+  const int nout = ka * kb;
+  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+      if ((double)nout * n > 1e6)
+  for (int e = 0; e < nout; e++)
+    out[e] = dot(A + (size_t)(e % ka) * n, B + (size_t)(e / ka) * n, n);
+}
+
+/* ---- The preconditioner ---------------------------------------------- */
+
+typedef struct {
+  int n, k;            /* k = 0: no preconditioner */
+  const double *noise;
+  double *S;           /* D^-1 L, n x k */
+  double *M;           /* Cholesky factor of I_k + L' D^-1 L */
+  double *T;           /* k x nrhs workspace */
+} woodbury;
+
+static void woodbury_free(woodbury *w)
+{
+  free(w->S);
+  free(w->M);
+  free(w->T);
+}
+
+/* Builds the preconditioner of rank opt->rank (none for 0) into w, which
+ * holds n and the noise.  Returns SOLVER_MAX_ITER, the status a solve
+ * starts from, when it is ready, or the status that ends the solve. */
+static solver_status woodbury_init(woodbury *w, const kernel_op *K,
+                                   const cg_options *opt, int nrhs,
+                                   solver_callback callback, void *ctx)
+{
+  const int n = w->n;
+  const double *noise = w->noise;
+  if (opt->rank <= 0) return SOLVER_MAX_ITER;
+
+  const int max_rank = opt->rank < n ? opt->rank : n;
+  int rank = 0, info = 0;
+  double *L = malloc(sizeof(double) * (size_t)n * max_rank);
+  double *trace = malloc(sizeof(double) * (size_t)max_rank);
+  int *pivots = malloc(sizeof(int) * (size_t)max_rank);
+  solver_status status = SOLVER_NO_MEMORY;
+  if (!L || !trace || !pivots) goto done;
+  status = pivchol(K, opt->jitter, max_rank, CG_PIVCHOL_RTOL, opt->nthreads,
+                   L, pivots, trace, &rank, callback, ctx);
+  if (status == SOLVER_STOPPED || status == SOLVER_NO_MEMORY) goto done;
+
+  /* L's first `rank` columns are the factor. */
+  w->k = rank;
+  w->S = malloc(sizeof(double) * (size_t)n * rank);
+  w->M = malloc(sizeof(double) * (size_t)rank * rank);
+  w->T = malloc(sizeof(double) * (size_t)rank * nrhs);
+  if (!w->S || !w->M || !w->T) {
+    status = SOLVER_NO_MEMORY;
+    goto done;
+  }
+  for (int a = 0; a < rank; a++)
+    for (int i = 0; i < n; i++)
+      w->S[i + (size_t)a * n] = L[i + (size_t)a * n] / noise[i];
+  cross_products(L, rank, w->S, rank, n, w->M, opt->nthreads);
+  for (int a = 0; a < rank; a++) w->M[a + (size_t)a * rank] += 1.0;
+  dpotrf_("L", &rank, w->M, &rank, &info, 1);
+  /* I + L' D^-1 L is positive definite whenever the noise is positive:
+   * failure means the system is not. */
+  status = info == 0 ? SOLVER_MAX_ITER : SOLVER_DIVERGED;
+
+done:
+  free(L);
+  free(trace);
+  free(pivots);
+  return status;
+}
+
+/* Z = P^-1 R for ncol columns: D^-1 R - S (I + L' S)^-1 S' R, or Z = R
+ * without a preconditioner (plain CG). */
+static void woodbury_apply(const woodbury *w, const double *R, int ncol,
+                           double *Z, int nthreads)
+{
+  const int n = w->n, k = w->k;
+  if (k == 0) {
+    memcpy(Z, R, sizeof(double) * (size_t)n * ncol);
+    return;
+  }
+  for (int c = 0; c < ncol; c++)
+    for (int i = 0; i < n; i++)
+      Z[i + (size_t)c * n] = R[i + (size_t)c * n] / w->noise[i];
+  int info = 0;
+  cross_products(w->S, k, R, ncol, n, w->T, nthreads);
+  dpotrs_("L", &k, &ncol, w->M, &k, w->T, &k, &info, 1);
+  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+      if ((double)n * k * ncol > 1e6)
+  for (int i0 = 0; i0 < n; i0 += CG_CHUNK) {
+    const int i1 = i0 + CG_CHUNK < n ? i0 + CG_CHUNK : n;
+    for (int c = 0; c < ncol; c++) {
+      double *z = Z + (size_t)c * n;
+      for (int a = 0; a < k; a++) {
+        const double *s = w->S + (size_t)a * n;
+        const double t = w->T[a + (size_t)c * k];
+        for (int i = i0; i < i1; i++) z[i] -= s[i] * t;
+      }
+    }
+  }
+}
+
+/* ---- The iteration ---------------------------------------------------- */
+
+/* Q = (K + diag(noise)) P for ncol columns, in slabs of rows with the
+ * callback polled between them.  Returns non-zero if it asked to stop. */
+static int system_product(const kernel_op *K, const double *noise,
+                          const int *rows, const double *P, int ncol,
+                          double *Q, int iteration, int nthreads,
+                          solver_callback callback, void *ctx)
+{
+  const int n = K->x2->n;
+  const double per_row = (double)n * (K->x2->d + ncol);
+  /* A multiple of 64 rows: whole chunks of kernel_op_rows per thread. */
+  const double want = CG_SLAB_WORK / per_row;
+  const int slab = want >= n ? n : 64 * (1 + (int)(want / 64));
+  for (int r0 = 0; r0 < n; r0 += slab) {
+    const int len = n - r0 < slab ? n - r0 : slab;
+    kernel_op_rows(K, rows + r0, len, P, ncol, Q + r0, n, nthreads);
+    if (r0 + len < n && callback && callback(ctx, iteration, NULL)) return 1;
+  }
+  for (int c = 0; c < ncol; c++)
+    for (int i = 0; i < n; i++)
+      Q[i + (size_t)c * n] += noise[i] * P[i + (size_t)c * n];
+  return 0;
+}
+
+/* The running columns occupy slots 0..nact-1 of X, R and P, so that one
+ * kernel product covers exactly them; col[s] is the right-hand side in
+ * slot s. */
+typedef struct {
+  int n, nact;
+  double *X, *R, *P, *rz;
+  int *col;
+} cg_slots;
+
+/* Slot s is done: its iterate goes to alpha and the last running column
+ * moves into its place. */
+static void retire(cg_slots *st, int s, double *alpha)
+{
+  const size_t n = (size_t)st->n, bytes = sizeof(double) * n;
+  const int e = --st->nact;
+  memcpy(alpha + (size_t)st->col[s] * n, st->X + (size_t)s * n, bytes);
+  if (s == e) return;
+  memcpy(st->X + (size_t)s * n, st->X + (size_t)e * n, bytes);
+  memcpy(st->R + (size_t)s * n, st->R + (size_t)e * n, bytes);
+  memcpy(st->P + (size_t)s * n, st->P + (size_t)e * n, bytes);
+  st->rz[s] = st->rz[e];
+  st->col[s] = st->col[e];
+}
+
+/* Retire every running column whose residual is down to the tolerance
+ * (from the last slot down, so each moved column has been tested). */
+static void retire_converged(cg_slots *st, const double *res, double tol,
+                             double *alpha)
+{
+  for (int s = st->nact - 1; s >= 0; s--)
+    if (res[st->col[s]] <= tol) retire(st, s, alpha);
+}
+
+/* z = P^-1 r for the running columns, then p = z + (r'z / r'z_old) p
+ * (p = z when `first`).  Returns 0 if some r'z is not positive and finite. */
+static int new_directions(cg_slots *st, const woodbury *w, double *Z,
+                          int first, int nthreads)
+{
+  const int n = st->n;
+  woodbury_apply(w, st->R, st->nact, Z, nthreads);
+  for (int s = 0; s < st->nact; s++) {
+    const double *z = Z + (size_t)s * n;
+    double *p = st->P + (size_t)s * n;
+    const double rz = dot(st->R + (size_t)s * n, z, n);
+    if (!(rz > 0) || !isfinite(rz)) return 0;
+    if (first) {
+      memcpy(p, z, sizeof(double) * (size_t)n);
+    } else {
+      const double beta = rz / st->rz[s];
+      for (int i = 0; i < n; i++) p[i] = z[i] + beta * p[i];
+    }
+    st->rz[s] = rz;
+  }
+  return 1;
+}
+
+solver_status cg_solve(const kernel_op *K, const double *noise,
+                       const double *rhs, int nrhs, const cg_options *opt,
+                       double *alpha, int *iterations_done,
+                       solver_callback callback, void *ctx)
+{
+  const int n = K->x2->n;
+  const size_t len = (size_t)n * nrhs;
+  solver_status status = SOLVER_NO_MEMORY;
+  woodbury w = {n, 0, noise, NULL, NULL, NULL};
+  /* No column is running until the slots are filled. */
+  cg_slots st = {n, 0, NULL, NULL, NULL, NULL, NULL};
+  *iterations_done = 0;
+
+  st.X = calloc(len, sizeof(double));
+  st.R = malloc(sizeof(double) * len);
+  st.P = malloc(sizeof(double) * len);
+  st.rz = malloc(sizeof(double) * (size_t)nrhs);
+  st.col = malloc(sizeof(int) * (size_t)nrhs);
+  double *Z = malloc(sizeof(double) * len), *Q = malloc(sizeof(double) * len);
+  double *bnorm = malloc(sizeof(double) * (size_t)nrhs);
+  double *res = malloc(sizeof(double) * (size_t)nrhs);
+  int *rows = malloc(sizeof(int) * (size_t)n);
+  if (!st.X || !st.R || !st.P || !st.rz || !st.col || !Z || !Q || !bnorm ||
+      !res || !rows)
+    goto done;
+  status = woodbury_init(&w, K, opt, nrhs, callback, ctx);
+  if (status != SOLVER_MAX_ITER) goto done;
+
+  for (int i = 0; i < n; i++) rows[i] = i;
+  memcpy(st.R, rhs, sizeof(double) * len);
+  st.nact = nrhs;
+  for (int c = 0; c < nrhs; c++) {
+    const double bb = sqrt(dot(rhs + (size_t)c * n, rhs + (size_t)c * n, n));
+    /* A zero right-hand side is solved by alpha = 0 (residual 0). */
+    bnorm[c] = bb > 0 ? bb : 1.0;
+    res[c] = bb / bnorm[c];
+    st.col[c] = c;
+    if (!isfinite(bb)) status = SOLVER_DIVERGED;
+  }
+  if (status == SOLVER_DIVERGED) goto done;
+  retire_converged(&st, res, opt->tolerance, alpha);
+  if (st.nact > 0 && !new_directions(&st, &w, Z, 1, opt->nthreads)) {
+    status = SOLVER_DIVERGED;
+    goto done;
+  }
+
+  for (int t = 0; t < opt->max_iterations && st.nact > 0; t++) {
+    if (system_product(K, noise, rows, st.P, st.nact, Q, t, opt->nthreads,
+                       callback, ctx)) {
+      status = SOLVER_STOPPED;
+      break;
+    }
+    for (int s = 0; s < st.nact && status != SOLVER_DIVERGED; s++) {
+      double *x = st.X + (size_t)s * n, *r = st.R + (size_t)s * n;
+      const double *p = st.P + (size_t)s * n, *q = Q + (size_t)s * n;
+      const double pq = dot(p, q, n);
+      /* Breakdown: A is not positive definite in this direction. */
+      if (!(pq > 0) || !isfinite(pq)) {
+        status = SOLVER_DIVERGED;
+        break;
+      }
+      const double a = st.rz[s] / pq;
+      for (int i = 0; i < n; i++) {
+        x[i] += a * p[i];
+        r[i] -= a * q[i];
+      }
+      const int c = st.col[s];
+      res[c] = sqrt(dot(r, r, n)) / bnorm[c];
+      if (!isfinite(res[c])) status = SOLVER_DIVERGED;
+    }
+    if (status == SOLVER_DIVERGED) break;
+    *iterations_done = t + 1;
+    retire_converged(&st, res, opt->tolerance, alpha);
+    if (st.nact > 0 && !new_directions(&st, &w, Z, 0, opt->nthreads)) {
+      status = SOLVER_DIVERGED;
+      break;
+    }
+    const int report = (t + 1) % opt->trace_every == 0 || st.nact == 0 ||
+                       t + 1 == opt->max_iterations;
+    if (callback && callback(ctx, t + 1, report ? res : NULL)) {
+      status = SOLVER_STOPPED;
+      break;
+    }
+  }
+  if (status == SOLVER_MAX_ITER && st.nact == 0) status = SOLVER_TOLERANCE;
+
+done:
+  /* Columns still running hand over their current iterate. */
+  for (int s = 0; s < st.nact; s++)
+    memcpy(alpha + (size_t)st.col[s] * n, st.X + (size_t)s * n,
+           sizeof(double) * (size_t)n);
+  woodbury_free(&w);
+  free(st.X);
+  free(st.R);
+  free(st.P);
+  free(st.rz);
+  free(st.col);
+  free(Z);
+  free(Q);
+  free(bnorm);
+  free(res);
+  free(rows);
+  return status;
+}

@@ -1,0 +1,51 @@
+/* Preconditioned conjugate gradients for (K + diag(noise)) alpha = b with
+ * many right-hand sides at once, the reference implementation's CG
+ * baseline (Lin, Padhy, Antoran et al. 2024, Section 5 of the notes).
+ *
+ * Every iteration forms one kernel product K P for all columns still
+ * running, and each column then takes its own standard PCG step from
+ * alpha = 0.  A column stops (and is frozen) once its relative residual
+ * ||b - A alpha|| / ||b|| (the recursively updated residual, as in SciPy)
+ * is <= tolerance; the others continue until max_iterations.
+ *
+ * The preconditioner is P = diag(noise) + L L', with L the rank-k pivoted
+ * Cholesky factor of K + jitter I (pivchol.h), applied by Woodbury:
+ *   P^-1 v = D^-1 v - D^-1 L (I_k + L' D^-1 L)^-1 L' D^-1 v,
+ * the k x k system factored once.  P is positive definite for any L
+ * whenever the noise is. */
+#ifndef SDDGP_CG_H
+#define SDDGP_CG_H
+
+#include "block.h"
+#include "solver.h"
+
+/* Relative-trace tolerance of the preconditioner's pivoted Cholesky: stop
+ * adding columns once the remaining trace is this small a fraction of the
+ * initial one (the reference's pivoted_diag_rtol). */
+#define CG_PIVCHOL_RTOL 1e-3
+
+typedef struct {
+  double tolerance;   /* relative residual at which a column stops; 0 = never */
+  int max_iterations;
+  int rank;           /* pivoted-Cholesky rank (<= n); 0 = no preconditioner */
+  double jitter;      /* the factor approximates K + jitter I */
+  int trace_every;    /* iterations between residual reports, >= 1 */
+  int nthreads;
+} cg_options;
+
+/* alpha (n x nrhs, column-major) receives the iterates; *iterations_done is
+ * the number of kernel products formed.  The callback gets the relative
+ * residual of every column (frozen ones at their final value) every
+ * trace_every iterations and at the last one, and NULL otherwise; it is
+ * also polled, with NULL, while the preconditioner is built and between
+ * slabs of rows of each kernel product, so Ctrl-C is answered quickly even
+ * when one product takes seconds.  Status: SOLVER_TOLERANCE when every
+ * column converged, SOLVER_MAX_ITER otherwise, SOLVER_DIVERGED on
+ * breakdown (p'Ap <= 0 or non-finite values: the matrix is not numerically
+ * positive definite), SOLVER_STOPPED, SOLVER_NO_MEMORY. */
+solver_status cg_solve(const kernel_op *K, const double *noise,
+                       const double *rhs, int nrhs, const cg_options *opt,
+                       double *alpha, int *iterations_done,
+                       solver_callback callback, void *ctx);
+
+#endif

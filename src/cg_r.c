@@ -1,0 +1,89 @@
+/* .Call entry points of conjugate gradients and of its preconditioner's
+ * pivoted Cholesky factor (the latter for tests of the factor itself). */
+#include <string.h>
+#include "glue.h"
+#include "cg.h"
+#include "pivchol.h"
+
+/* Most residuals the trace keeps (8 bytes each): beyond this, residuals
+ * are reported every few iterations instead of every one. */
+#define CG_TRACE_BUDGET 1e7
+
+/* K(p, p) as an operator, read from a cached matrix when `use_cache`; the
+ * cache is R_alloc'd, so it is freed even if the solve is interrupted. */
+static kernel_op square_op(const kernel *k, const points *p, SEXP use_cache,
+                           int nthreads, int *interrupted)
+{
+  kernel_op K = {k, p, p, NULL};
+  *interrupted = 0;
+  if (Rf_asLogical(use_cache))
+    K.cache = glue_kernel_cache(k, p, nthreads, interrupted);
+  return K;
+}
+
+SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
+                SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  const points p = glue_points(x, "x"), b = glue_points(rhs, "rhs");
+  if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
+  cg_options opt;
+  opt.tolerance = Rf_asReal(glue_list_get(control, "tolerance"));
+  opt.max_iterations = Rf_asInteger(glue_list_get(control, "max_iterations"));
+  opt.rank = Rf_asInteger(glue_list_get(control, "rank"));
+  opt.jitter = Rf_asReal(glue_list_get(control, "jitter"));
+  opt.nthreads = glue_threads(threads);
+  opt.trace_every =
+      1 + (int)((double)opt.max_iterations * b.d / CG_TRACE_BUDGET);
+
+  glue_trace tr;
+  glue_trace_init(&tr, b.d, opt.max_iterations / opt.trace_every + 1);
+  int done = 0, interrupted = 0;
+  const kernel_op K = square_op(&k, &p, glue_list_get(control, "use_cache"),
+                                opt.nthreads, &interrupted);
+  SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
+  const solver_status status =
+      interrupted ? SOLVER_STOPPED
+                  : cg_solve(&K, glue_doubles(noise, p.n, "noise"), b.x, b.d,
+                             &opt, REAL(alpha), &done, glue_trace_record, &tr);
+  SEXP out = glue_solver_result(alpha, done, status, &tr);
+  UNPROTECT(1);
+  return out;
+}
+
+SEXP C_pivchol(SEXP x, SEXP spec, SEXP jitter, SEXP rank, SEXP rel_tol,
+               SEXP use_cache, SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  const points p = glue_points(x, "x");
+  const int nthreads = glue_threads(threads);
+  int max_rank = Rf_asInteger(rank), done = 0, interrupted = 0;
+  if (max_rank > p.n) max_rank = p.n;
+  const kernel_op K = square_op(&k, &p, use_cache, nthreads, &interrupted);
+  if (interrupted) R_CheckUserInterrupt();
+
+  double *L = (double *)R_alloc((size_t)p.n * max_rank, sizeof(double));
+  double *trace = (double *)R_alloc((size_t)max_rank, sizeof(double));
+  int *pivots = (int *)R_alloc((size_t)max_rank, sizeof(int));
+  const solver_status status =
+      pivchol(&K, Rf_asReal(jitter), max_rank, Rf_asReal(rel_tol), nthreads,
+              L, pivots, trace, &done, NULL, NULL);
+  if (status == SOLVER_NO_MEMORY)
+    Rf_error("the pivoted Cholesky factor could not allocate its workspace");
+
+  SEXP Lr = PROTECT(Rf_allocMatrix(REALSXP, p.n, done));
+  SEXP piv = PROTECT(Rf_allocVector(INTSXP, done));
+  SEXP tr = PROTECT(Rf_allocVector(REALSXP, done));
+  memcpy(REAL(Lr), L, sizeof(double) * (size_t)p.n * done);
+  for (int m = 0; m < done; m++) {
+    INTEGER(piv)[m] = pivots[m] + 1;
+    REAL(tr)[m] = trace[m];
+  }
+  const char *names[] = {"L", "pivots", "trace", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, Lr);
+  SET_VECTOR_ELT(out, 1, piv);
+  SET_VECTOR_ELT(out, 2, tr);
+  UNPROTECT(4);
+  return out;
+}

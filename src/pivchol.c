@@ -1,0 +1,109 @@
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pivchol.h"
+#include "omp_compat.h"
+
+/* Rows per unit of work when a new column is orthogonalised against the
+ * previous ones; each row's sum runs over the columns in order, so the
+ * result does not depend on the thread count. */
+#define PIVCHOL_CHUNK 2048
+
+/* Kernel column of point i against all points into col: a slice of the
+ * cache, or kernel_op_rows with the pivot as the single column point
+ * (times A = 1), which keeps to the shared evaluator and its bits. */
+static void kernel_column(const kernel_op *K, int i, double *xi, double *col,
+                          int nthreads)
+{
+  const points *all = K->x2;
+  const int n = all->n;
+  if (K->cache) {
+    memcpy(col, K->cache + (size_t)i * n, sizeof(double) * (size_t)n);
+    return;
+  }
+  for (int c = 0; c < all->d; c++) xi[c] = all->x[i + (size_t)c * n];
+  const points pivot = {xi, 1, all->d};
+  const kernel_op op = {K->k, all, &pivot, NULL};
+  const double one = 1.0;
+  kernel_op_rows(&op, NULL, n, &one, 1, col, n, nthreads);
+}
+
+solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
+                      double rel_tol, int nthreads, double *L, int *pivots,
+                      double *trace, int *rank, solver_callback callback,
+                      void *ctx)
+{
+  const int n = K->x2->n;
+  const double diag0 = K->k->variance + jitter;
+  const double trace0 = n * diag0;
+  solver_status status = SOLVER_MAX_ITER;
+  if (max_rank > n) max_rank = n;
+  *rank = 0;
+
+  double *d = malloc(sizeof(double) * (size_t)n);
+  double *xi = malloc(sizeof(double) * (size_t)K->x2->d);
+  unsigned char *used = calloc((size_t)n, 1);
+  if (!d || !xi || !used) {
+    status = SOLVER_NO_MEMORY;
+    goto done;
+  }
+  memset(L, 0, sizeof(double) * (size_t)n * max_rank);
+  for (int i = 0; i < n; i++) d[i] = diag0;
+
+  for (int m = 0; m < max_rank; m++) {
+    int piv = -1;
+    double dmax = 0.0;
+    for (int i = 0; i < n; i++)
+      if (!used[i] && d[i] > dmax) {
+        dmax = d[i];
+        piv = i;
+      }
+    /* Nothing positive is left: the factor is already exact. */
+    if (piv < 0) {
+      status = SOLVER_TOLERANCE;
+      break;
+    }
+    const double p = sqrt(dmax);
+    double *col = L + (size_t)m * n;
+    kernel_column(K, piv, xi, col, nthreads);
+
+    #pragma omp parallel for num_threads(nthreads) schedule(static) \
+        if ((double)n * m > 1e6)
+    for (int i0 = 0; i0 < n; i0 += PIVCHOL_CHUNK) {
+      const int i1 = i0 + PIVCHOL_CHUNK < n ? i0 + PIVCHOL_CHUNK : n;
+      for (int l = 0; l < m; l++) {
+        const double *Ll = L + (size_t)l * n;
+        const double w = Ll[piv];
+        for (int i = i0; i < i1; i++) col[i] -= Ll[i] * w;
+      }
+      /* Earlier pivots' rows are exactly zero: the factor is lower
+       * triangular in pivot order. */
+      for (int i = i0; i < i1; i++) col[i] = used[i] ? 0.0 : col[i] / p;
+    }
+    col[piv] = p;
+    used[piv] = 1;
+    pivots[m] = piv;
+
+    double rest = 0.0;
+    for (int i = 0; i < n; i++) {
+      d[i] = used[i] ? 0.0 : d[i] - col[i] * col[i];
+      rest += fabs(d[i]);
+    }
+    trace[m] = rest / trace0;
+    *rank = m + 1;
+    if (callback && callback(ctx, 0, NULL)) {
+      status = SOLVER_STOPPED;
+      break;
+    }
+    if (trace[m] <= rel_tol) {
+      status = SOLVER_TOLERANCE;
+      break;
+    }
+  }
+
+done:
+  free(d);
+  free(xi);
+  free(used);
+  return status;
+}

@@ -1,0 +1,375 @@
+# Conjugate gradients: cg_control() (defaults, validation), the pivoted
+# Cholesky factor of the preconditioner against a base-R implementation,
+# CG against the dense solve(), per-column stopping, the preconditioner's
+# effect, breakdown, determinism, and fits with predict() and simulate().
+
+# The raw C result (per-column residual trace) for a problem.
+cg_raw <- function(problem, control, threads = 2L) {
+  .Call(sddgp:::C_cg_solve, problem$xs, sddgp:::kernel_spec(problem$kernel),
+        problem$noise, problem$rhs,
+        sddgp:::resolve_cg_control(control, nrow(problem$x)), threads)
+}
+
+# Greedy pivoted Cholesky of a dense matrix A, straight from the definition:
+# pivot on the largest remaining diagonal (first on ties), subtract the
+# projection on the previous columns, and track the remaining trace.
+ref_pivchol <- function(A, rank) {
+  n <- nrow(A)
+  d <- diag(A)
+  L <- matrix(0, n, rank)
+  pivots <- integer(rank)
+  trace <- numeric(rank)
+  used <- logical(n)
+  for (m in seq_len(rank)) {
+    i <- which.max(ifelse(used, -Inf, d))
+    prev <- seq_len(m - 1L)
+    col <- (A[, i] - L[, prev, drop = FALSE] %*% L[i, prev]) / sqrt(d[i])
+    col[used] <- 0
+    L[, m] <- col
+    used[i] <- TRUE
+    pivots[m] <- i
+    d <- ifelse(used, 0, d - col^2)
+    trace[m] <- sum(abs(d)) / sum(diag(A))
+  }
+  list(L = L, pivots = pivots, trace = trace)
+}
+
+true_residual <- function(A, alpha, b) {
+  sqrt(colSums((A %*% alpha - b)^2)) / sqrt(colSums(b^2))
+}
+
+test_that("cg_control() has the reference defaults", {
+  ctl <- cg_control()
+  expect_s3_class(ctl, c("sddgp_control_cg", "sddgp_control"))
+  expect_equal(ctl$solver, "cg")
+  expect_equal(ctl$tolerance, 0.01)
+  expect_identical(ctl$max_iterations, 1000L)
+  expect_equal(ctl$preconditioner, "pivoted_cholesky")
+  expect_identical(ctl$rank, 100L)
+  expect_equal(ctl$jitter, 1)
+  expect_identical(ctl$features, 2000L)
+  expect_equal(ctl$cache, "auto")
+  expect_equal(ctl$cache_limit, 2e9)
+  ctl2 <- cg_control(tolerance = 0, max_iterations = 5, preconditioner = "none",
+                     rank = 7, jitter = 0, features = 10, cache = "never")
+  expect_equal(ctl2$tolerance, 0)
+  expect_identical(ctl2$max_iterations, 5L)
+  expect_equal(ctl2$preconditioner, "none")
+  expect_identical(ctl2$rank, 7L)
+  expect_equal(ctl2$jitter, 0)
+  expect_identical(ctl2$features, 10L)
+  expect_equal(ctl2$cache, "never")
+  expect_output(print(cg_control()),
+                "Settings of solver \"cg\" \\(conjugate gradients, pivoted-Cholesky preconditioner\\)")
+  expect_output(print(cg_control()), "preconditioner +pivoted_cholesky\n  rank +100\n")
+})
+
+test_that("every cg_control() argument is validated with a classed error", {
+  bad <- list(
+    tolerance = list(-1e-3, 1, 2, NA, "0.01", Inf, c(0.1, 0.2)),
+    max_iterations = list(0, -5, 2.5, NA, "100", Inf, 2^31),
+    preconditioner = list("jacobi", NA, 1, TRUE, c("none", "pivoted_cholesky", "x")),
+    rank = list(0, -1, 10.5, NA, "100", 2^31),
+    jitter = list(-1, NA, Inf, "1", c(1, 2)),
+    features = list(0, 10.5, NA, 2e6),
+    cache = list("sometimes", NA, TRUE),
+    cache_limit = list(-1, NA, "1e9", Inf)
+  )
+  for (arg in names(bad)) {
+    for (value in bad[[arg]]) {
+      args <- stats::setNames(list(value), arg)
+      expect_error(do.call(cg_control, args), class = "sddgp_error_argument",
+                   regexp = paste0("`", arg, "`"), label = paste(arg, "=", deparse(value)))
+    }
+  }
+  expect_error(cg_control(preconditioner = "jacobi"), regexp = paste0(
+    "`preconditioner` must be one of \"pivoted_cholesky\", \"none\", not \"jacobi\""))
+  expect_error(cg_control(cache = "x"),
+               regexp = "`cache` must be one of \"auto\", \"always\", \"never\"")
+  expect_error(cg_control(tolerance = 1), regexp = "`tolerance` must lie in \\[0, 1\\)")
+  expect_error(cg_control(rank = 2.5), regexp = "`rank` must be a whole number")
+  expect_silent(cg_control(tolerance = 0, max_iterations = 1, rank = 1, jitter = 0,
+                           features = 1, cache_limit = 0))
+  expect_error(cg_control(iterations = 10), "unused argument")
+  # gp_sdd() accepts it for solver "cg" only.
+  d <- make_data(20, 1)
+  expect_error(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1,
+                      solver = "sdd", control = cg_control()),
+               class = "sddgp_error_argument", regexp = "use sdd_control\\(\\)")
+})
+
+test_that("resolve_cg_control() caps the rank at n and encodes 'none' as rank 0", {
+  r <- sddgp:::resolve_cg_control(cg_control(rank = 500), n = 300)
+  expect_identical(r$rank, 300L)
+  expect_true(r$use_cache)
+  expect_identical(sddgp:::resolve_cg_control(cg_control(), n = 300)$rank, 100L)
+  expect_identical(sddgp:::resolve_cg_control(cg_control(preconditioner = "none"), 300)$rank, 0L)
+  # The cache budget is 8 n^2 bytes, as for SDD.
+  expect_true(sddgp:::resolve_cg_control(cg_control(cache_limit = 8e4), 100)$use_cache)
+  expect_false(sddgp:::resolve_cg_control(cg_control(cache_limit = 8e4 - 1), 100)$use_cache)
+  expect_false(sddgp:::resolve_cg_control(cg_control(cache = "never"), 100)$use_cache)
+})
+
+test_that("the full-rank pivoted Cholesky factor reproduces K + jitter I", {
+  d <- make_data(60, 2, seed = 101)
+  ker <- matern(5/2, c(0.3, 0.4), 1.3)
+  xs <- sddgp:::scale_inputs(d$x, ker)
+  A <- ref_kernel(d$x, d$x, "matern52", c(0.3, 0.4), 1.3) + diag(0.5, 60)
+  pc <- sddgp:::pivoted_cholesky(xs, ker, rank = 60, jitter = 0.5, rel_tol = 0,
+                                 cache = FALSE, threads = 2L)
+  expect_equal(dim(pc$L), c(60L, 60L))
+  expect_setequal(pc$pivots, 1:60)
+  # A complete factorisation: exact up to rounding (entries are O(1), n = 60).
+  expect_lt(max(abs(tcrossprod(pc$L) - A)), 1e-10)
+  # Lower triangular in pivot order.
+  expect_true(all(pc$L[pc$pivots, ][upper.tri(diag(60))] == 0))
+  # Asking for more than n columns gives n.
+  expect_equal(ncol(sddgp:::pivoted_cholesky(xs, ker, 100, 0.5, 0, FALSE, 2L)$L), 60L)
+})
+
+test_that("a low-rank pivoted Cholesky factor follows the greedy largest-diagonal rule", {
+  d <- make_data(150, 3, seed = 102)
+  ls <- c(0.4, 0.5, 0.6)
+  ker <- matern(3/2, ls, 1)
+  xs <- sddgp:::scale_inputs(d$x, ker)
+  for (jitter in c(1, 1e-3)) {
+    A <- ref_kernel(d$x, d$x, "matern32", ls, 1) + diag(jitter, 150)
+    ref <- ref_pivchol(A, 25)
+    pc <- sddgp:::pivoted_cholesky(xs, ker, 25, jitter, 0, FALSE, 2L)
+    expect_identical(pc$pivots, ref$pivots)
+    # The same arithmetic in a different order: agreement to rounding.
+    expect_lt(max(abs(pc$L - ref$L)), 1e-12)
+    expect_equal(pc$trace, ref$trace, tolerance = 1e-12)
+    # The remaining trace falls at every step and stays >= 0.
+    expect_true(all(diff(pc$trace) < 0))
+    expect_gt(min(pc$trace), 0)
+    # LAPACK's pivoted Cholesky (dpstrf) uses the same greedy rule.
+    lapack_pivots <- attr(suppressWarnings(chol(A, pivot = TRUE)), "pivot")
+    expect_identical(pc$pivots, lapack_pivots[1:25])
+    # K + jitter I - L L' is positive semi-definite (a Schur complement).
+    expect_gt(min(eigen(A - tcrossprod(pc$L), symmetric = TRUE,
+                        only.values = TRUE)$values), -1e-10)
+  }
+})
+
+test_that("the pivoted Cholesky factor stops once the remaining trace is small", {
+  # A long length scale and no jitter: K is numerically of low rank, so the
+  # remaining trace falls below 1e-3 long before rank 100.
+  d <- make_data(200, 2, seed = 103)
+  ker <- squared_exponential(2, 1)
+  xs <- sddgp:::scale_inputs(d$x, ker)
+  pc <- sddgp:::pivoted_cholesky(xs, ker, 100, 0, 1e-3, FALSE, 2L)
+  k <- length(pc$pivots)
+  expect_lt(k, 20L)
+  expect_lte(pc$trace[k], 1e-3)
+  expect_gt(pc$trace[k - 1L], 1e-3)
+  A <- ref_kernel(d$x, d$x, "se", 2, 1)
+  expect_equal(pc$trace[k], sum(diag(A - tcrossprod(pc$L))) / 200, tolerance = 1e-6)
+  # The same factor from the cached kernel matrix and with one thread.
+  expect_identical(sddgp:::pivoted_cholesky(xs, ker, 100, 0, 1e-3, TRUE, 2L), pc)
+  expect_identical(sddgp:::pivoted_cholesky(xs, ker, 100, 0, 1e-3, FALSE, 1L), pc)
+})
+
+test_that("CG matches the dense solve for many right-hand sides and heteroscedastic noise", {
+  d <- make_data(300, 2, seed = 104)
+  ls <- c(0.2, 0.3)
+  ker <- matern(3/2, ls, 1)
+  noise <- withr::with_seed(1, runif(300, 0.05, 0.3))
+  rhs <- cbind(d$y, withr::with_seed(2, matrix(rnorm(300 * 5), 300)))
+  A <- ref_kernel(d$x, d$x, "matern32", ls, 1) + diag(noise)
+  exact <- solve(A, rhs)
+  ev <- eigen(A, symmetric = TRUE, only.values = TRUE)$values
+  # ||error|| / ||alpha|| <= cond(A) * relative residual: with cond(A) below
+  # 1e3 here, a residual of 1e-12 bounds the error by 1e-9.
+  expect_lt(ev[1] / ev[300], 1e3)
+  problem <- test_problem(d$x, ker, noise, rhs)
+  for (pc in c("pivoted_cholesky", "none")) {
+    for (jitter in c(1, 0.1)) {
+      if (pc == "none" && jitter != 1) next
+      fit <- sddgp:::run_solver("cg", problem,
+                                cg_control(tolerance = 1e-12, preconditioner = pc,
+                                           jitter = jitter), threads = 2)
+      expect_equal(fit$status, "tolerance")
+      for (j in 1:6) expect_lt(max_rel_err(fit$alpha[, j], exact[, j]), 1e-8)
+      expect_true(all(true_residual(A, fit$alpha, rhs) < 1e-11))
+      expect_null(fit$state)
+      expect_null(fit$basis)
+      expect_equal(nrow(fit$trace), fit$iterations)
+      expect_equal(fit$trace$iteration, seq_len(fit$iterations))
+      expect_lte(fit$trace$residual[fit$iterations], 1e-12)
+    }
+  }
+})
+
+test_that("each column stops on its own and every final residual meets the tolerance", {
+  d <- make_data(250, 2, seed = 105)
+  ls <- c(0.3, 0.3)
+  ker <- matern(5/2, ls, 1)
+  noise <- rep(c(0.02, 0.05), length.out = 250)
+  A <- ref_kernel(d$x, d$x, "matern52", ls, 1) + diag(noise)
+  # An eigenvector of A is solved exactly by the first CG step (its Krylov
+  # space has dimension 1); a zero column needs no step at all.
+  v <- eigen(A, symmetric = TRUE)$vectors[, 1]
+  rhs <- cbind(d$y, v, withr::with_seed(3, matrix(rnorm(250 * 3), 250)), 0)
+  tol <- 1e-6
+  problem <- test_problem(d$x, ker, noise, rhs)
+  res <- cg_raw(problem, cg_control(tolerance = tol, preconditioner = "none"))
+  expect_equal(res$status, 1L)
+  r <- res$trace_residuals
+  expect_equal(nrow(r), res$iterations)
+  # The easy column converged at iteration 1 and was frozen from then on;
+  # the others needed many more iterations.
+  expect_lte(r[1, 2], tol)
+  expect_true(all(r[, 2] == r[1, 2]))
+  expect_gt(res$iterations, 20L)
+  first_below <- apply(r <= tol, 2, function(b) which(b)[1])
+  expect_equal(first_below[2], 1L)
+  # Every column stays frozen once below the tolerance.
+  for (j in seq_len(ncol(r))) {
+    expect_true(all(r[first_below[j]:nrow(r), j] == r[first_below[j], j]))
+  }
+  expect_true(all(r[, 6] == 0))
+  expect_true(all(res$alpha[, 6] == 0))
+  # The true residuals, computed here, all meet the tolerance.
+  expect_true(all(true_residual(A, res$alpha[, 1:5], rhs[, 1:5]) <= tol))
+  expect_equal(res$alpha[, 2], v / eigen(A, symmetric = TRUE, only.values = TRUE)$values[1],
+               tolerance = 1e-10)
+  # solver_trace(): the mean's residual and the RMS over the sample columns.
+  tr <- sddgp:::run_solver("cg", problem, cg_control(tolerance = tol,
+                                                     preconditioner = "none"), 2)$trace
+  expect_equal(tr$residual, r[, 1])
+  expect_equal(tr$residual_samples, sqrt(rowMeans(r[, -1]^2)))
+})
+
+test_that("max_iterations stops with status 'iterations'; tolerance 0 runs them all", {
+  d <- make_data(200, 2, seed = 106)
+  ker <- matern(3/2, 0.3, 1)
+  problem <- test_problem(d$x, ker, 0.01, cbind(d$y))
+  fit <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 0.001,
+                                                      max_iterations = 3), 2)
+  expect_equal(fit$status, "iterations")
+  expect_identical(fit$iterations, 3L)
+  expect_equal(fit$trace$iteration, 1:3)
+  expect_true(all(fit$trace$residual > 0.001))
+  fit0 <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 0,
+                                                       max_iterations = 40), 2)
+  expect_equal(fit0$status, "iterations")
+  expect_identical(fit0$iterations, 40L)
+  # The first 3 iterations are the same in both runs.
+  expect_identical(fit0$trace$residual[1:3], fit$trace$residual)
+})
+
+test_that("the preconditioner cuts the iterations on an ill-conditioned problem", {
+  # Small noise and a long length scale: cond(K + noise I) is about 1e7.
+  d <- make_data(500, 2, seed = 107)
+  ker <- matern(3/2, 1, 1)
+  problem <- test_problem(d$x, ker, 1e-4, cbind(d$y))
+  plain <- sddgp:::run_solver("cg", problem,
+                              cg_control(tolerance = 1e-3, preconditioner = "none"), 2)
+  pre <- sddgp:::run_solver("cg", problem,
+                            cg_control(tolerance = 1e-3, jitter = 1e-4), 2)
+  expect_equal(plain$status, "tolerance")
+  expect_equal(pre$status, "tolerance")
+  expect_lt(pre$iterations * 4, plain$iterations)
+  A <- ref_kernel(d$x, d$x, "matern32", 1, 1) + diag(1e-4, 500)
+  expect_lte(true_residual(A, pre$alpha, cbind(d$y)), 1e-3)
+})
+
+test_that("breakdown on an indefinite system is reported as divergence, not NaN", {
+  d <- make_data(100, 2, seed = 108)
+  ker <- matern(3/2, 0.3, 1)
+  # Noise far below -lambda_max(K): A is negative definite.
+  bad <- test_problem(d$x, ker, -1000, cbind(d$y, 1))
+  for (pc in c("none", "pivoted_cholesky")) {
+    err <- expect_error(sddgp:::run_solver("cg", bad, cg_control(preconditioner = pc), 2),
+                        class = "sddgp_error_divergence",
+                        regexp = "CG diverged after 0 iterations.*not numerically positive")
+    expect_s3_class(err, "sddgp_error")
+  }
+  # Mildly indefinite: curvature turns negative only after a few steps.
+  ev <- eigen(ref_kernel(d$x, d$x, "matern32", 0.3, 1), symmetric = TRUE,
+              only.values = TRUE)$values
+  mixed <- test_problem(d$x, ker, -ev[5], cbind(d$y))
+  expect_error(sddgp:::run_solver("cg", mixed, cg_control(preconditioner = "none"), 2),
+               class = "sddgp_error_divergence")
+  # Non-finite right-hand sides.
+  nan <- test_problem(d$x, ker, 0.1, cbind(replace(d$y, 3, NaN)))
+  expect_error(sddgp:::run_solver("cg", nan, cg_control(), 2),
+               class = "sddgp_error_divergence")
+})
+
+test_that("CG is bitwise identical for 1 and 2 threads, cached or not", {
+  # Sizes at which every threaded loop of an iteration runs in parallel
+  # (the kernel product and both Woodbury products); 15 fixed iterations,
+  # since on a busy machine each parallel region can wait for a core.
+  d <- make_data(400, 3, seed = 109)
+  ker <- matern(3/2, c(0.3, 0.4, 0.5), 1)
+  rhs <- cbind(d$y, withr::with_seed(4, matrix(rnorm(400 * 29), 400)))
+  problem <- test_problem(d$x, ker, 0.05, rhs)
+  for (pc in c("pivoted_cholesky", "none")) {
+    ctl <- function(cache) {
+      cg_control(tolerance = 0, max_iterations = 15, preconditioner = pc, cache = cache)
+    }
+    a <- sddgp:::run_solver("cg", problem, ctl("never"), threads = 1)
+    b <- sddgp:::run_solver("cg", problem, ctl("never"), threads = 2)
+    c <- sddgp:::run_solver("cg", problem, ctl("always"), threads = 1)
+    expect_identical(a$iterations, 15L)
+    expect_identical(a$alpha, b$alpha)
+    expect_identical(a$alpha, c$alpha)
+    expect_identical(a$trace$residual, b$trace$residual)
+    expect_identical(a$trace$residual, c$trace$residual)
+  }
+})
+
+test_that("gp_sdd(solver = 'cg') fits, predicts with standard errors and simulates", {
+  d <- make_data(120, 2, seed = 110)
+  ker <- matern(3/2, c(0.4, 0.6), 1)
+  xt <- make_inputs(7, 2)
+  fit_with <- function(solver, control = NULL) {
+    withr::with_seed(11, gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = solver,
+                                control = control, samples = 6))
+  }
+  cg <- fit_with("cg", cg_control(tolerance = 1e-10))
+  ch <- fit_with("cholesky")
+  expect_s3_class(cg, "sddgp")
+  expect_equal(cg$solver, "cg")
+  expect_equal(cg$status, "tolerance")
+  expect_gt(cg$iterations, 0L)
+  # The same prior draws (neither solver uses the random state), so CG's
+  # samples and standard errors match the exact solver's; the residual of
+  # 1e-10 and cond(A) < 1e4 bound the relative error by 1e-6.
+  expect_equal(cg$alpha, ch$alpha, tolerance = 1e-6)
+  expect_equal(cg$alpha_samples, ch$alpha_samples, tolerance = 1e-6)
+  pc <- predict(cg, xt, se.fit = TRUE, interval = "prediction")
+  ph <- predict(ch, xt, se.fit = TRUE, interval = "prediction")
+  expect_equal(pc$fit, ph$fit, tolerance = 1e-6)
+  expect_equal(pc$se.fit, ph$se.fit, tolerance = 1e-6)
+  expect_true(all(pc$se.fit > 0))
+  expect_equal(simulate(cg, nsim = 4, newdata = xt), simulate(ch, nsim = 4, newdata = xt),
+               tolerance = 1e-6)
+  # New samples with a seed: solved again by CG, reproducible, and equal to
+  # the exact solver's draws for the same seed.
+  s1 <- simulate(cg, nsim = 3, seed = 5, newdata = xt)
+  expect_identical(s1, simulate(cg, nsim = 3, seed = 5, newdata = xt))
+  expect_equal(s1, simulate(ch, nsim = 3, seed = 5, newdata = xt), tolerance = 1e-6)
+  expect_equal(attr(s1, "seed"), 5)
+  expect_false(isTRUE(all.equal(s1, simulate(cg, nsim = 3, seed = 6, newdata = xt))))
+  # The default control, through `solver` alone.
+  expect_equal(gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = "cg")$control,
+               cg_control())
+})
+
+test_that("Ctrl-C stops a long CG fit promptly and leaves R usable", {
+  skip_on_cran()
+  skip_if_not_installed("callr")
+  # 20000 points, no cache and no tolerance stop: one kernel product takes
+  # seconds, so this checks the polling between slabs of a product.
+  out <- interrupt_fit(20000, 2, cg_control(tolerance = 0, cache = "never",
+                                            preconditioner = "none"))
+  expect_lt(out$waited, 3)
+  expect_true(out$interrupted)
+  expect_true(out$sddgp)
+  expect_match(out$message, "CG interrupted by the user after [0-9]+ iterations")
+  expect_equal(out$after, 55L)
+  expect_true(all(is.finite(out$prediction)))
+})

@@ -28,10 +28,10 @@ static double dot(const double *a, const double *b, int n)
 static void cross_products(const double *A, int ka, const double *B, int kb,
                            int n, double *out, int nthreads)
 {
-  const int nout = ka * kb;
+  const size_t nout = (size_t)ka * kb;
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
       if ((double)nout * n > 1e6)
-  for (int e = 0; e < nout; e++)
+  for (size_t e = 0; e < nout; e++)
     out[e] = dot(A + (size_t)(e % ka) * n, B + (size_t)(e / ka) * n, n);
 }
 
@@ -142,7 +142,7 @@ static int system_product(const kernel_op *K, const double *noise,
 {
   const int n = K->x2->n;
   const double per_row = (double)n * (K->x2->d + ncol);
-  /* A multiple of 64 rows: whole chunks of kernel_op_rows per thread. */
+  /* A multiple of 64 rows: whole 16-row chunks of kernel_op_rows. */
   const double want = CG_SLAB_WORK / per_row;
   const int slab = want >= n ? n : 64 * (1 + (int)(want / 64));
   for (int r0 = 0; r0 < n; r0 += slab) {

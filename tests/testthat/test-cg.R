@@ -201,6 +201,25 @@ test_that("CG matches the dense solve for many right-hand sides and heteroscedas
   }
 })
 
+test_that("with a full-rank factor and no jitter the preconditioner is the system itself", {
+  # Then P = diag(noise) + L L' = K + diag(noise) up to rounding, and PCG
+  # converges in one step: a check of the Woodbury solve with a general
+  # (heteroscedastic) diagonal.  A rough kernel keeps the remaining trace
+  # above the 1e-3 early stop until the factor is complete.
+  d <- make_data(60, 2, seed = 111)
+  ker <- matern(1/2, 0.1, 1)
+  noise <- withr::with_seed(5, runif(60, 0.01, 0.5))
+  pc <- sddgp:::pivoted_cholesky(sddgp:::scale_inputs(d$x, ker), ker, 60, 0, 1e-3,
+                                 FALSE, 1L)
+  expect_length(pc$pivots, 60L)
+  rhs <- cbind(d$y, withr::with_seed(6, matrix(rnorm(120), 60)))
+  fit <- sddgp:::run_solver("cg", test_problem(d$x, ker, noise, rhs),
+                            cg_control(tolerance = 1e-10, rank = 60, jitter = 0), 1)
+  expect_identical(fit$iterations, 1L)
+  A <- ref_kernel(d$x, d$x, "matern12", 0.1, 1) + diag(noise)
+  expect_true(all(true_residual(A, fit$alpha, rhs) < 1e-10))
+})
+
 test_that("each column stops on its own and every final residual meets the tolerance", {
   d <- make_data(250, 2, seed = 105)
   ls <- c(0.3, 0.3)

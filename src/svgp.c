@@ -6,13 +6,13 @@
 #include "omp_compat.h"
 
 #define LOG_2PI 1.8378770664093454836
-/* Kernel values per chunk of training points (M x c): 8 MB, and a fraction
+/* Kernel values per chunk of training points (M x c): 4 MB, and a fraction
  * of a second of BLAS work at M = 3000 between checks for Ctrl-C. */
-#define CHUNK_ENTRIES (1 << 20)
+#define CHUNK_ENTRIES (1 << 19)
 /* Columns per BLAS call when a product is split over threads.  The split
  * depends only on the sizes, never on the thread count, so each entry is
  * computed by the same call whichever thread makes it. */
-#define BLAS_BLOCK 64
+#define BLAS_BLOCK 32
 /* Points handled at a time in the gradient's pairwise sums. */
 #define TILE 128
 /* Below about this many flops a thread team costs more than it saves. */

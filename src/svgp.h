@@ -16,7 +16,7 @@
  * Kmm Sigma Kmm = (L LB^-T)(L LB^-T)'.
  *
  * The training points are processed in chunks of c columns of Kmn (about
- * 2^20 kernel values, c chosen from M alone), so no n x M matrix is ever
+ * 2^19 kernel values, c chosen from M alone), so no n x M matrix is ever
  * stored: memory is O(M^2 + M c).  Time is O(n M^2) per evaluation
  * (a triangular solve and a rank-c update per chunk), twice that with the
  * gradient.  BLAS calls are split over threads by column blocks of fixed

@@ -120,6 +120,26 @@ static void test_kmeans(void)
             memcmp(obj1, obj2, sizeof(double) * (done + 1)) == 0,
         "k-means differs between 1 and 2 threads");
 
+  /* Enough points (n d > 1e6) that the seeding and the centroid updates
+   * run threaded too. */
+  {
+    const int nb = 350000, mb = 20;
+    double *xb = random_points(nb, d, 1.0), *cb1 = dalloc((size_t)mb * d),
+           *cb2 = dalloc((size_t)mb * d), ob1[4], ob2[4];
+    int sb1[20], sb2[20], db1 = 0, db2 = 0;
+    const points pb = {xb, nb, d};
+    kmeans_options o = {3, 77u, 1};
+    kmeans_fit(&pb, mb, &o, cb1, sb1, ob1, &db1, NULL, NULL);
+    o.nthreads = 2;
+    kmeans_fit(&pb, mb, &o, cb2, sb2, ob2, &db2, NULL, NULL);
+    CHECK(db1 == 3 && db2 == 3 &&
+              memcmp(cb1, cb2, sizeof(double) * (size_t)mb * d) == 0 &&
+              memcmp(sb1, sb2, sizeof(sb1)) == 0 &&
+              memcmp(ob1, ob2, sizeof(ob1)) == 0,
+          "k-means on %d points differs between 1 and 2 threads", nb);
+    free(xb); free(cb1); free(cb2);
+  }
+
   /* Duplicated inputs: 5 distinct points, 8 centres.  The seeds are still
    * distinct training points (3 of them duplicates), the objective 0. */
   {

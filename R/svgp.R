@@ -18,23 +18,25 @@
 #' mean is \eqn{k(x, Z) a} with \eqn{a = \Sigma K_{mn} \Lambda^{-1} y}, and
 #' \eqn{q(u) = N(K_{mm} a, K_{mm} \Sigma K_{mm})}. The evidence lower bound
 #' \eqn{\log N(y \mid 0, Q_{nn} + \Lambda) -
-#' \mathrm{tr}(\Lambda^{-1}(K_{nn} - Q_{nn}))/2} with
+#' \mathrm{tr}(\Lambda^{-1}(K_{nn} - Q_{nn}))/2}{log N(y | 0, Q_nn + Lambda)
+#' - tr(Lambda^-1 (K_nn - Q_nn)) / 2} with
 #' \eqn{Q_{nn} = K_{nm} K_{mm}^{-1} K_{mn}} is kept as `fit$state$elbo`.
 #' A fit takes \eqn{O(n M^2)} time and \eqn{O(M^2)} memory: the data are
-#' processed in chunks, so no \eqn{n \times M} matrix is stored. The fit
-#' keeps two \eqn{M \times M} Cholesky factors (in `fit$state`) for drawing
+#' processed in chunks, so no \eqn{n \times M}{n x M} matrix is stored. The fit
+#' keeps two \eqn{M \times M}{M x M} Cholesky factors (in `fit$state`) for drawing
 #' further posterior samples.
 #'
 #' With `optimize_inducing > 0` the inducing locations are then refined by
 #' that many Adam steps up the bound, using its exact gradient; each step costs
-#' about twice as much as a fit. The bound at every iterate is recorded in
+#' about as much as two fits. The bound at every iterate is recorded in
 #' `fit$trace` (column `elbo`) and the fit keeps the best inducing points
 #' visited, so refinement never lowers the bound. A step size too large for
 #' the problem can make the iterates blow up, which is reported as an error of
 #' class `sddgp_error_divergence`.
 #'
 #' Posterior samples are drawn by pathwise conditioning (Wilson et al. 2020):
-#' \eqn{f_0(x) + k(x, Z) K_{mm}^{-1} (u_s - f_0(Z))} with \eqn{u_s \sim q(u)}
+#' \eqn{f_0(x) + k(x, Z) K_{mm}^{-1} (u_s - f_0(Z))} with
+#' \eqn{u_s \sim q(u)}{u_s ~ q(u)}
 #' and \eqn{f_0} a random Fourier feature prior draw.
 #'
 #' @param inducing Number of inducing points \eqn{M} (capped at the number of

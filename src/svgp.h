@@ -17,10 +17,13 @@
  *
  * The training points are processed in chunks of c columns of Kmn (about
  * 2^19 kernel values, c chosen from M alone), so no n x M matrix is ever
- * stored: memory is O(M^2 + M c).  Time is O(n M^2) per evaluation
- * (a triangular solve and a rank-c update per chunk), twice that with the
- * gradient.  BLAS calls are split over threads by column blocks of fixed
- * width, so every result is the same for any thread count.
+ * stored: besides the two M x M factors of the result, an evaluation
+ * allocates one M x c chunk of Kmn (4 MB) and O(n + c d) more; with the
+ * gradient also three M x M matrices and a second chunk.  Time is
+ * O(n M^2) per evaluation (a triangular solve and a rank-c update per
+ * chunk), about twice that plus O(M^3) with the gradient.  BLAS calls
+ * are split over threads by column blocks of fixed width, so every result
+ * is the same for any thread count.
  * No R headers: this file is part of the numerical core. */
 #ifndef SDDGP_SVGP_H
 #define SDDGP_SVGP_H

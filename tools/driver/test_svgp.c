@@ -293,13 +293,14 @@ static void test_svgp_gradient(void)
 /* Thread counts, refinement, interrupts and failures. */
 static void test_svgp_fit(void)
 {
-  /* Large enough that every BLAS split and kernel block runs threaded. */
-  const int n = quick ? 200 : 400, m = quick ? 80 : 100, d = 3;
+  /* Large enough that every BLAS split, kernel block and pairwise
+   * gradient sum runs threaded. */
+  const int n = 400, m = 300, d = 12;
   const kernel k = {KERNEL_MATERN32, 1.0};
   double *x = random_points(n, d, 3.0), *y = random_matrix(n, 1);
   double *noise = dalloc(n), *z = dalloc((size_t)m * d), *z2 = dalloc((size_t)m * d);
   double *g1 = dalloc((size_t)m * d), *g2 = dalloc((size_t)m * d), obj[11];
-  int seeds[100], done = 0;
+  int seeds[300], done = 0;
   for (int i = 0; i < n; i++) noise[i] = 0.1;
   const points p = {x, n, d};
   kmeans_options ko = {10, 99u, 2};

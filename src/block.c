@@ -113,8 +113,10 @@ void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
 {
   const int n1 = p1->n;
   /* Column by column (k is symmetric, so column j is point j of p2 against
-   * all of p1), writing each column contiguously. */
-  #pragma omp parallel for num_threads(nthreads) schedule(static)
+   * all of p1), writing each column contiguously.  Small blocks run on one
+   * thread, for the reason given in kernel_op_rows. */
+  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+      if ((double)(j1 - j0) * n1 * (p1->d + 1) > 1e6)
   for (int j = j0; j < j1; j++) {
     double *col = out + (size_t)j * n1;
     for (int i0 = 0; i0 < n1; i0 += TILE) {

@@ -1,5 +1,5 @@
-/* Prototypes of the few LAPACK routines the core calls, declared here so the
- * core needs no R headers.  Fortran passes every argument by reference and
+/* Prototypes of the few LAPACK and BLAS routines the core calls, declared
+ * here so the core needs no R headers.  Fortran passes every argument by reference and
  * appends the lengths of character arguments as hidden size_t arguments
  * (what R's FCONE supplies); omitting them is undefined behaviour that LTO
  * reports as a type mismatch. */
@@ -15,5 +15,31 @@ void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
              size_t uplo_len);
 void dpotri_(const char *uplo, const int *n, double *a, const int *lda,
              int *info, size_t uplo_len);
+
+void dtrtri_(const char *uplo, const char *diag, const int *n, double *a,
+             const int *lda, int *info, size_t uplo_len, size_t diag_len);
+
+/* BLAS */
+void dgemm_(const char *transa, const char *transb, const int *m, const int *n,
+            const int *k, const double *alpha, const double *a, const int *lda,
+            const double *b, const int *ldb, const double *beta, double *c,
+            const int *ldc, size_t transa_len, size_t transb_len);
+void dgemv_(const char *trans, const int *m, const int *n, const double *alpha,
+            const double *a, const int *lda, const double *x, const int *incx,
+            const double *beta, double *y, const int *incy, size_t trans_len);
+void dtrsm_(const char *side, const char *uplo, const char *transa,
+            const char *diag, const int *m, const int *n, const double *alpha,
+            const double *a, const int *lda, double *b, const int *ldb,
+            size_t side_len, size_t uplo_len, size_t transa_len,
+            size_t diag_len);
+void dtrmm_(const char *side, const char *uplo, const char *transa,
+            const char *diag, const int *m, const int *n, const double *alpha,
+            const double *a, const int *lda, double *b, const int *ldb,
+            size_t side_len, size_t uplo_len, size_t transa_len,
+            size_t diag_len);
+void dtrsv_(const char *uplo, const char *trans, const char *diag,
+            const int *n, const double *a, const int *lda, double *x,
+            const int *incx, size_t uplo_len, size_t trans_len,
+            size_t diag_len);
 
 #endif

@@ -797,6 +797,7 @@ int main(int argc, char **argv)
   test_rng();
   test_rff();
   test_cg();
+  test_svgp();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

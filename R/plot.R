@@ -1,32 +1,57 @@
-#' Plot the convergence of an SDD fit
+#' Plot the convergence of an iterative fit
 #'
-#' Draws the estimated relative residual
+#' Draws a series of the fit's convergence trace against the iteration, on a
+#' log scale. `what = "residual"`: the estimated relative residual
 #' \eqn{\|(K + \lambda I)\bar\alpha - b\| / \|b\|} of the posterior mean's
-#' system (solid) and the root mean square over the sample systems (dashed)
-#' against the iteration, on a log scale.
+#' system (solid) and the root mean square over the sample systems (dashed).
+#' The other choices are the trace metrics of [sdd_control()] (section Trace
+#' metrics), recorded when the fit's control had `reference` (`"knorm_error"`,
+#' `"k2norm_error"`) or `test_x` and `test_y` (`"test_rmse"`).
 #'
 #' @param x An `sddgp` fit.
+#' @param what The series to draw: `"residual"`, `"knorm_error"`,
+#'   `"k2norm_error"` or `"test_rmse"`.
 #' @param log Axes to draw on a log scale, as in [graphics::plot.default()].
 #' @param ... Further graphical parameters for [graphics::plot()].
 #' @return `x`, invisibly.
 #' @export
-plot.sddgp <- function(x, log = "y", ...) {
+plot.sddgp <- function(x, what = c("residual", "knorm_error", "k2norm_error", "test_rmse"),
+                       log = "y", ...) {
+  labels <- c(residual = "relative residual (estimated)",
+              knorm_error = "squared K-norm error to the reference",
+              k2norm_error = "squared K^2-norm error to the reference",
+              test_rmse = "test RMSE (standardised units)")
+  what <- choose_one(what, "what", names(labels))
   tr <- x$trace
   if (nrow(tr) == 0L) {
     message("No convergence trace: the fit was solved exactly.")
     return(invisible(x))
   }
-  series <- cbind(mean = tr$residual, samples = tr$residual_samples)
-  series <- series[, colSums(is.finite(series)) > 0, drop = FALSE]
+  if (what == "residual") {
+    series <- cbind(mean = tr$residual, samples = tr$residual_samples)
+    series <- series[, colSums(is.finite(series)) > 0, drop = FALSE]
+  } else {
+    if (!any(is.finite(tr[[what]]))) {
+      abort_argument("what", sprintf(paste(
+        "is \"%s\", which the fit's trace does not hold: give `%s` in the",
+        "solver's control"), what,
+        if (what == "test_rmse") "test_x` and `test_y" else "reference"))
+    }
+    series <- cbind(mean = tr[[what]])
+  }
+  # Rows where other quantities were recorded hold NA for this one.
+  keep <- rowSums(is.finite(series)) > 0
   lty <- c(1, 2)[seq_len(ncol(series))]
   col <- c("black", "steelblue")[seq_len(ncol(series))]
   args <- utils::modifyList(
-    list(x = tr$iteration, y = series, type = "l", lty = lty, col = col, log = log,
-         xlab = "iteration", ylab = "relative residual (estimated)",
-         main = "SDD convergence"),
+    list(x = tr$iteration[keep], y = series[keep, , drop = FALSE], type = "l",
+         lty = lty, col = col, log = log, xlab = "iteration", ylab = labels[[what]],
+         main = sprintf("%s convergence", toupper(x$solver))),
     list(...))
   do.call(graphics::matplot, args)
-  graphics::legend("topright", legend = colnames(series), bty = "n", lty = lty,
-                   col = col)
+  if (ncol(series) > 1L || what == "residual") {
+    graphics::legend("topright", legend = colnames(series), bty = "n", lty = lty,
+                     col = col)
+  }
   invisible(x)
 }

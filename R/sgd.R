@@ -9,8 +9,7 @@
 #' `regularizer_features` random Fourier features \eqn{L} (\eqn{L L^\top
 #' \approx K}{L L' ~ K}), redrawn every step:
 #' \deqn{g = [\tfrac{n}{B} K_I^\top (K_I \alpha - b_{err,I}) +
-#'   L L^\top (\lambda \alpha - b_{reg})] / n.}{g = [(n/B) K_I' (K_I a -
-#'   b_err[I]) + L L' (lambda a - b_reg)] / n.}
+#'   L L^\top (\lambda \alpha - b_{reg})] / n.}{g = [(n/B) K_I' (K_I a - b_err[I]) + L L' (lambda a - b_reg)] / n.}
 #' For the posterior mean \eqn{b_{err} = y} and \eqn{b_{reg} = 0}; for a
 #' posterior sample \eqn{b_{err} = f_0(X)} and \eqn{b_{reg} = \zeta}, the
 #' sample's noise draw (the low-variance objective of Lin et al. 2023). The
@@ -44,7 +43,8 @@
 #'   drawn afresh at every step.
 #' @param clip Largest global L2 norm of the posterior mean's
 #'   \eqn{1/n}-scaled gradient (larger gradients are scaled down to it), or
-#'   `NULL` for no clipping. The sample systems are never clipped.
+#'   `NULL` for no clipping (kept as `Inf`). The sample systems are never
+#'   clipped.
 #' @return An object of class `sddgp_control`.
 #' @references Lin, J. A., Antoran, J., Padhy, S., Janz, D., Hernandez-Lobato,
 #'   J. M. and Terenin, A. (2023). Sampling from Gaussian process posteriors
@@ -75,6 +75,7 @@ sgd_control <- function(iterations = 10000, batch_size = 512, step_size = 0.5,
   check_number(regularizer_features, "regularizer_features", lower = 1, upper = 1e5,
                integer = TRUE)
   if (!is.null(clip)) check_number(clip, "clip", lower = 0, lower_open = TRUE)
+  clip <- clip %||% Inf
   trace <- trace_settings(trace_every, trace_at, reference, test_x, test_y,
                           loop$iterations, loop$check_every)
   new_control("sgd", c(
@@ -96,7 +97,7 @@ solve_sgd <- function(problem, control, threads, state) {
              samples = control$step_size_samples %||% control$step_size)
   loop <- c(control, list(objective = "primal", estimator = "coordinates",
                           estimator_features = control$regularizer_features))
-  clip <- if (!is.null(control$clip) && problem$has_mean) {
+  clip <- if (is.finite(control$clip) && problem$has_mean) {
     per_system(control$clip, 0, problem)
   }
   lr <- per_system(steps[["mean"]], steps[["samples"]], problem)

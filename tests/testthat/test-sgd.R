@@ -419,7 +419,8 @@ test_that("sgd_control() has the reference's defaults and validates every argume
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
   expect_equal(ctl$trace, "none")
-  expect_null(sgd_control(clip = NULL)$clip)
+  expect_equal(sgd_control(clip = NULL)$clip, Inf)  # no cap
+  expect_output(print(sgd_control(clip = NULL)), "clip +Inf\n")
   expect_output(print(ctl), "Settings of solver \"sgd\" \\(stochastic gradient descent")
   expect_output(print(ctl), "clip +0.1\n")
 

@@ -152,6 +152,8 @@ new_sddgp <- function(xs, ys, scaling, kernel, noise, solver, control,
 fit_posterior <- function(fit, samples, threads) {
   prior <- if (samples > 0) draw_prior(fit$kernel, fit$d, fit$control$features, samples)
   problem <- new_problem(fit$x, fit$y, fit$kernel, fit$noise, prior, threads)
+  # Test data of trace metrics (sdd_control()) are standardised like the fit.
+  problem$scaling <- fit$scaling
   sol <- run_solver(fit$solver, problem, fit$control, threads)
   fit$alpha <- sol$alpha[, 1L]
   fit$alpha_samples <- sol$alpha[, -1L, drop = FALSE]

@@ -13,21 +13,70 @@
 #' stability limit. A run whose iterates blow up is stopped and reported as an
 #' error of class `sddgp_error_divergence`.
 #'
+#' @section Ablations: `objective` and `estimator` select the gradient
+#'   estimates compared in the paper's ablations (its Figures 1 to 4); every
+#'   one runs in the same loop, with the same momentum, averaging, stopping
+#'   rules and trace, and is scaled by \eqn{1/n} so that the step size is
+#'   always \eqn{\beta n}. With a batch \eqn{I} of `batch_size` indices and an
+#'   \eqn{n \times m}{n x m} matrix \eqn{L} of `estimator_features` random
+#'   Fourier features (\eqn{L L^\top \approx K}{L L' ~ K}) drawn afresh every
+#'   step:
+#'   * dual, `"coordinates"` (SDD): \eqn{\frac{1}{B}\sum_{i \in I} e_i
+#'     [K_i \alpha + \lambda \alpha_i - b_i]};
+#'   * dual, `"features"`: \eqn{(L L^\top \alpha + \lambda\alpha - b) / n};
+#'   * dual, `"coordinates_kalpha"` (only the \eqn{K\alpha} term
+#'     subsampled): \eqn{(\frac{n}{B}\sum_{i \in I} e_i K_i \alpha +
+#'     \lambda\alpha - b) / n};
+#'   * primal, `"coordinates"`: the estimator of the SGD baseline
+#'     ([sgd_control()]), \eqn{[\frac{n}{B} K_I^\top (K_I \alpha - b_I) +
+#'     L L^\top \lambda\alpha] / n}, with the sample systems' noise draws in
+#'     the regulariser.
+#'
+#'   A `batch_size` of at least `n` gives the exact gradient: full-batch
+#'   gradient descent on the dual, \eqn{((K + \lambda I)\alpha - b) / n}, or
+#'   on the primal, \eqn{K((K + \lambda I)\alpha - b) / n}. The automatic step
+#'   size is derived for the dual coordinate estimator only; the other
+#'   variants need `step_size`.
+#'
+#' @section Trace metrics: With `reference` or `test_x` and `test_y`, the
+#'   fit's `trace` gains columns evaluated for the posterior mean's system at
+#'   the iterations `trace_at` (or every `trace_every`, by default every
+#'   `check_every`, and the last): `knorm_error`, the squared K-norm distance
+#'   \eqn{(\bar\alpha - \alpha_{ref})^\top K (\bar\alpha - \alpha_{ref})};
+#'   `k2norm_error`, \eqn{\|K(\bar\alpha - \alpha_{ref})\|^2}; and `test_rmse`,
+#'   the root mean squared error of the posterior mean on the test data in
+#'   standardised units of y (the paper's normalised RMSE). Each evaluation
+#'   costs a full kernel product, so keep them sparse; their time is left out
+#'   of the trace's `seconds`. Rows where a value was not evaluated hold `NA`.
+#'   [plot.sddgp()] draws them.
+#'
 #' @param iterations Number of SDD steps.
-#' @param batch_size Coordinates per step (capped at the number of data).
+#' @param batch_size Coordinates per step (capped at the number of data;
+#'   `n` or more means the exact gradient).
 #' @param step_size Step size \eqn{\beta n} for the posterior mean, or `NULL`
-#'   to choose it from the data (see Details).
+#'   to choose it from the data (see Details; dual coordinate estimator only).
 #' @param step_size_samples Step size for the posterior-sample systems;
 #'   `NULL` uses the mean's.
 #' @param momentum Nesterov momentum in \[0, 1).
-#' @param averaging `"geometric"` (iterate averaging, the paper's default) or
-#'   `"none"` (return the last iterate).
+#' @param averaging `"geometric"` (iterate averaging, the paper's default),
+#'   `"none"` (return the last iterate) or `"arithmetic"` (the mean of the
+#'   iterates from iteration `averaging_start` on).
 #' @param averaging_rate Rate `r` of geometric averaging,
 #'   \eqn{\bar\alpha \leftarrow r \alpha + (1 - r) \bar\alpha}; `NULL` means
 #'   `100 / iterations` (capped at 1).
+#' @param averaging_start First iteration of the arithmetic average (before
+#'   it the current iterate is reported); `NULL` means 1. Used only with
+#'   `averaging = "arithmetic"`.
 #' @param batch_sampling `"uniform"`: each step draws its batch uniformly with
 #'   replacement (Algorithm 1); `"permutation"`: batches run through a fresh
 #'   random permutation each epoch, as the reference implementation does.
+#' @param objective `"dual"` (SDD) or `"primal"` (the objective of the SGD
+#'   baseline); see the section Ablations.
+#' @param estimator The gradient estimate: `"coordinates"`, `"features"` or
+#'   `"coordinates_kalpha"` for the dual, `"coordinates"` for the primal; see
+#'   the section Ablations.
+#' @param estimator_features Random Fourier features drawn at every step by
+#'   the `"features"` estimator and by the primal's regulariser.
 #' @param tolerance Stop early once the estimated relative residual
 #'   \eqn{\|(K + \lambda I)\bar\alpha - b\| / \|b\|} of every system is below
 #'   this; 0 never stops early.
@@ -36,6 +85,15 @@
 #' @param probe_size Random rows used by each residual estimate.
 #' @param step_fraction Fraction of the estimated stability limit used when
 #'   `step_size` is `NULL`.
+#' @param trace_every,trace_at Iterations at which the trace metrics are
+#'   evaluated: every `trace_every`-th (and the last), or the whole numbers
+#'   in `trace_at`; give at most one (see the section Trace metrics).
+#' @param reference Reference representer weights of the posterior mean, in
+#'   the fit's standardised units (for example `alpha` of a `solver =
+#'   "cholesky"` fit to the same data), for the K-norm errors of the trace.
+#' @param test_x,test_y Test inputs (a numeric matrix with the training
+#'   input columns) and targets, in the original units, for the test RMSE of
+#'   the trace.
 #' @param features Random Fourier features of the prior draws behind
 #'   posterior samples.
 #' @param cache Keep the n x n kernel matrix in memory: `"auto"` does so when
@@ -49,56 +107,177 @@
 #'   gradient descent for Gaussian processes done right. *ICLR*.
 #' @examples
 #' sdd_control(iterations = 5000, batch_size = 256)
+#' # An ablation: random-feature gradients, arithmetic averaging.
+#' sdd_control(estimator = "features", step_size = 0.1,
+#'             averaging = "arithmetic", averaging_start = 1000)
 #' @export
 sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
                         step_size_samples = NULL, momentum = 0.9,
-                        averaging = c("geometric", "none"),
-                        averaging_rate = NULL,
+                        averaging = c("geometric", "none", "arithmetic"),
+                        averaging_rate = NULL, averaging_start = NULL,
                         batch_sampling = c("uniform", "permutation"),
+                        objective = c("dual", "primal"),
+                        estimator = c("coordinates", "features", "coordinates_kalpha"),
+                        estimator_features = 100,
                         tolerance = 0, check_every = 100, probe_size = 256,
-                        step_fraction = 0.8, features = 2000,
+                        step_fraction = 0.8, trace_every = NULL, trace_at = NULL,
+                        reference = NULL, test_x = NULL, test_y = NULL,
+                        features = 2000,
                         cache = c("auto", "always", "never"), cache_limit = 2e9) {
-  check_number(iterations, "iterations", lower = 1, upper = .Machine$integer.max,
-               integer = TRUE)
-  check_number(batch_size, "batch_size", lower = 1, upper = .Machine$integer.max,
-               integer = TRUE)
+  loop <- loop_settings(iterations, batch_size, momentum, averaging, averaging_rate,
+                        averaging_start, batch_sampling, tolerance, check_every,
+                        probe_size, cache, cache_limit)
   if (!is.null(step_size)) check_number(step_size, "step_size", lower = 0, lower_open = TRUE)
   if (!is.null(step_size_samples)) {
     check_number(step_size_samples, "step_size_samples", lower = 0, lower_open = TRUE)
   }
+  objective <- choose_one(objective, "objective", c("dual", "primal"))
+  estimator <- choose_one(estimator, "estimator",
+                          c("coordinates", "features", "coordinates_kalpha"))
+  if (objective == "primal" && estimator != "coordinates") {
+    abort_argument("estimator", sprintf(paste(
+      "is \"%s\", which the primal objective does not support: use \"coordinates\"",
+      "with objective = \"primal\"; \"coordinates\", \"features\" and",
+      "\"coordinates_kalpha\" go with objective = \"dual\""), estimator))
+  }
+  if (is.null(step_size) && (objective != "dual" || estimator != "coordinates")) {
+    abort_argument("step_size", sprintf(paste(
+      "must be given with objective = \"%s\" and estimator = \"%s\": the automatic",
+      "step size is derived for the dual coordinate estimator only"), objective, estimator))
+  }
+  check_number(estimator_features, "estimator_features", lower = 1, upper = 1e5,
+               integer = TRUE)
+  check_number(step_fraction, "step_fraction", lower = 0, upper = 1, lower_open = TRUE)
+  trace <- trace_settings(trace_every, trace_at, reference, test_x, test_y,
+                          loop$iterations, loop$check_every)
+  new_control("sdd", c(
+    loop[c("iterations", "batch_size")],
+    list(step_size = step_size, step_size_samples = step_size_samples),
+    loop[c("momentum", "averaging", "averaging_rate", "averaging_start",
+           "batch_sampling")],
+    list(objective = objective, estimator = estimator,
+         estimator_features = as.integer(estimator_features)),
+    loop[c("tolerance", "check_every", "probe_size")],
+    list(step_fraction = step_fraction, trace = trace),
+    loop[c("cache", "cache_limit")]),
+    features)
+}
+
+# The validated settings of the shared SDD/SGD loop that sdd_control() and
+# sgd_control() have in common.
+loop_settings <- function(iterations, batch_size, momentum, averaging, averaging_rate,
+                          averaging_start, batch_sampling, tolerance, check_every,
+                          probe_size, cache, cache_limit) {
+  check_number(iterations, "iterations", lower = 1, upper = .Machine$integer.max,
+               integer = TRUE)
+  check_number(batch_size, "batch_size", lower = 1, upper = .Machine$integer.max,
+               integer = TRUE)
   check_number(momentum, "momentum", lower = 0, upper = 1, upper_open = TRUE)
-  averaging <- choose_one(averaging, "averaging", c("geometric", "none"))
+  averaging <- choose_one(averaging, "averaging", c("geometric", "none", "arithmetic"))
   if (!is.null(averaging_rate)) {
     check_number(averaging_rate, "averaging_rate", lower = 0, upper = 1, lower_open = TRUE)
+  }
+  if (!is.null(averaging_start)) {
+    check_number(averaging_start, "averaging_start", lower = 1, upper = iterations,
+                 integer = TRUE)
   }
   batch_sampling <- choose_one(batch_sampling, "batch_sampling", c("uniform", "permutation"))
   check_number(tolerance, "tolerance", lower = 0, upper = 1)
   check_number(check_every, "check_every", lower = 1, upper = .Machine$integer.max,
                integer = TRUE)
   check_number(probe_size, "probe_size", lower = 1, upper = 1e6, integer = TRUE)
-  check_number(step_fraction, "step_fraction", lower = 0, upper = 1, lower_open = TRUE)
-  cache <- check_cache(cache, cache_limit)
-  new_control("sdd", list(
-    iterations = as.integer(iterations), batch_size = as.integer(batch_size),
-    step_size = step_size, step_size_samples = step_size_samples,
-    momentum = momentum, averaging = averaging, averaging_rate = averaging_rate,
-    batch_sampling = batch_sampling, tolerance = tolerance,
-    check_every = as.integer(check_every), probe_size = as.integer(probe_size),
-    step_fraction = step_fraction, cache = cache, cache_limit = cache_limit),
-    features)
+  list(iterations = as.integer(iterations), batch_size = as.integer(batch_size),
+       momentum = momentum, averaging = averaging, averaging_rate = averaging_rate,
+       averaging_start = if (!is.null(averaging_start)) as.integer(averaging_start),
+       batch_sampling = batch_sampling, tolerance = tolerance,
+       check_every = as.integer(check_every), probe_size = as.integer(probe_size),
+       cache = check_cache(cache, cache_limit), cache_limit = cache_limit)
 }
 
-# Settings as the C solver takes them, with the data-dependent ones resolved.
+# The trace metrics' settings ("none" when none are asked for): the
+# iterations to evaluate them at, the reference weights and the test data.
+trace_settings <- function(trace_every, trace_at, reference, test_x, test_y,
+                           iterations, check_every) {
+  if (!is.null(trace_every)) {
+    check_number(trace_every, "trace_every", lower = 1, upper = iterations, integer = TRUE)
+  }
+  if (!is.null(trace_at)) {
+    if (!is.null(trace_every)) {
+      abort_argument("trace_at", "cannot be given together with `trace_every`; give one")
+    }
+    if (!is.numeric(trace_at) || length(trace_at) == 0L || anyNA(trace_at) ||
+        any(trace_at != round(trace_at)) || any(trace_at < 1 | trace_at > iterations)) {
+      abort_argument("trace_at", sprintf(
+        "must be whole numbers of iterations in [1, %d]", iterations))
+    }
+  }
+  if (!is.null(reference)) {
+    if (!is.numeric(reference) || !is.null(dim(reference)) && ncol(as.matrix(reference)) != 1L ||
+        length(reference) == 0L || any(!is.finite(reference))) {
+      abort_argument("reference", "must be a numeric vector of finite representer weights")
+    }
+    reference <- as.numeric(reference)
+  }
+  if (is.null(test_x) != is.null(test_y)) {
+    abort_argument(if (is.null(test_x)) "test_x" else "test_y",
+                   "is missing: give `test_x` and `test_y` together")
+  }
+  if (!is.null(test_x)) {
+    test_x <- check_finite_rows(as_input_matrix(test_x, "test_x"), "test_x")
+    if (!is.numeric(test_y) || !is.null(dim(test_y)) || length(test_y) != nrow(test_x) ||
+        any(!is.finite(test_y))) {
+      abort_argument("test_y", sprintf(
+        "must be a numeric vector of %d finite targets, one per row of `test_x`",
+        nrow(test_x)))
+    }
+  }
+  if (is.null(reference) && is.null(test_x)) {
+    if (!is.null(trace_every) || !is.null(trace_at)) {
+      abort_argument(if (!is.null(trace_at)) "trace_at" else "trace_every", paste(
+        "has nothing to trace: give `reference` and/or `test_x` and `test_y`"))
+    }
+    return("none")
+  }
+  every <- trace_every %||% check_every
+  at <- if (!is.null(trace_at)) trace_at else c(seq_len(iterations %/% every) * every, iterations)
+  structure(list(at = sort(unique(as.integer(at))), reference = reference,
+                 test_x = test_x, test_y = if (!is.null(test_y)) as.numeric(test_y)),
+            class = "sddgp_trace_settings")
+}
+
+#' @export
+format.sddgp_trace_settings <- function(x, ...) {
+  at <- x$at
+  shown <- if (length(at) <= 4L) paste(at, collapse = ", ") else
+    paste(c(at[1:2], "...", at[length(at)]), collapse = ", ")
+  what <- c(if (!is.null(x$reference))
+              sprintf("K-norm errors to %d reference weights", length(x$reference)),
+            if (!is.null(x$test_x)) sprintf("test RMSE on %d points", nrow(x$test_x)))
+  sprintf("%s at %d iteration%s (%s)", paste(what, collapse = ", "), length(at),
+          if (length(at) == 1L) "" else "s", shown)
+}
+
+# Gradient estimator codes of src/sdd.h (sdd_estimator).
+estimator_code <- function(objective, estimator, full_batch) {
+  if (objective == "primal") return(if (full_batch) 3L else 4L)
+  match(estimator, c("coordinates", "features", "coordinates_kalpha")) - 1L
+}
+
+# Settings as the C loop takes them, with the data-dependent ones resolved.
 resolve_sdd_control <- function(control, n) {
   control$batch_size <- min(control$batch_size, n)
-  control$averaging_rate <- if (control$averaging == "none") 1 else
+  control$averaging_rate <- if (control$averaging != "geometric") 1 else
     control$averaging_rate %||% min(1, 100 / control$iterations)
+  control$averaging_start <- if (control$averaging == "arithmetic")
+    control$averaging_start %||% 1L else 0L
   control$probe_size <- min(control$probe_size, n)
   control$batch_code <- match(control$batch_sampling, c("uniform", "permutation"))
+  control$estimator_code <- estimator_code(control$objective, control$estimator,
+                                           control$batch_size >= n)
+  control$step_features <- control$estimator_features
   control$use_cache <- use_kernel_cache(control, n)
   control
 }
-
 
 # Stability limit of the step size beta n: Nesterov momentum rho on a
 # quadratic with curvature h is stable while lr h < 2 (1 + rho) / (1 + 2 rho),
@@ -131,13 +310,8 @@ sdd_step_limit <- function(xs, kernel, noise, momentum, batch_size, threads,
 }
 
 sdd_step_sizes <- function(control, xs, kernel, noise, threads) {
-  mean_step <- control$step_size
-  if (is.null(mean_step) || is.null(control$step_size_samples)) {
-    auto <- control$step_fraction *
-      sdd_step_limit(xs, kernel, noise, control$momentum, control$batch_size,
-                   threads)
-    mean_step <- mean_step %||% auto
-  }
+  mean_step <- control$step_size %||% (control$step_fraction *
+    sdd_step_limit(xs, kernel, noise, control$momentum, control$batch_size, threads))
   c(mean = mean_step, samples = control$step_size_samples %||% mean_step)
 }
 
@@ -146,15 +320,75 @@ sdd_step_sizes <- function(control, xs, kernel, noise, threads) {
 solve_sdd <- function(problem, control, threads, state) {
   steps <- state$step_size %||%
     sdd_step_sizes(control, problem$xs, problem$kernel, problem$noise, threads)
-  k <- ncol(problem$rhs)
-  lr <- if (problem$has_mean) c(steps[["mean"]], rep(steps[["samples"]], k - 1L)) else
-    rep(steps[["samples"]], k)
-  res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
-               problem$rhs, as.numeric(lr), resolve_sdd_control(control, nrow(problem$x)),
-               new_seed(), threads)
-  status <- solver_status(res, "sdd", sprintf(paste(
+  lr <- per_system(steps[["mean"]], steps[["samples"]], problem)
+  sol <- run_sdd_loop(problem, control, lr, NULL, threads, "sdd", sprintf(paste(
     "The step size was %s; use a smaller `step_size` (or `step_fraction`)",
-    "in sdd_control()."), format(signif(max(lr), 4))), step_size = max(lr))
+    "in sdd_control()."), format(signif(max(lr), 4))))
+  sol$state <- list(step_size = steps)
+  sol
+}
+
+# One value per right-hand side of the problem: the mean's first.
+per_system <- function(mean, samples, problem) {
+  k <- ncol(problem$rhs)
+  if (problem$has_mean) c(mean, rep(samples, k - 1L)) else rep(samples, k)
+}
+
+# The loop of src/sdd.c, shared by the sdd and sgd solvers: `control` holds
+# the loop settings of sdd_control(), `lr` and `clip` (NULL: none) one value
+# per right-hand side; `advice` goes into the divergence error.
+run_sdd_loop <- function(problem, control, lr, clip, threads, solver, advice) {
+  settings <- resolve_sdd_control(control, nrow(problem$x))
+  # Lin et al. (2023) put the sample systems' noise draws in the
+  # regulariser of the primal SGD objective; the mean's b_reg is zero.
+  rhs_reg <- if (settings$estimator_code == 4L && !is.null(problem$zeta)) {
+    cbind(if (problem$has_mean) 0, problem$zeta, deparse.level = 0)
+  }
+  metrics <- trace_metrics(control$trace, problem)
+  res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
+               problem$rhs, rhs_reg, as.numeric(lr), clip, settings, metrics,
+               new_seed(), threads)
+  status <- solver_status(res, solver, advice, step_size = max(lr))
   list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = solver_trace(res, problem$has_mean), state = list(step_size = steps))
+       trace = sdd_trace(res, problem$has_mean, metrics))
+}
+
+# The trace metrics' operands for the C loop, in the units of the problem
+# (standardised as the fit, inputs divided by the length scales), or NULL.
+# Only the posterior mean's system is traced.
+trace_metrics <- function(trace, problem) {
+  if (!inherits(trace, "sddgp_trace_settings") || !problem$has_mean) return(NULL)
+  n <- nrow(problem$x)
+  if (!is.null(trace$reference) && length(trace$reference) != n) {
+    abort_argument("reference", sprintf(
+      "has %d weights but the data have %d points", length(trace$reference), n))
+  }
+  out <- list(at = trace$at, reference = trace$reference, test_x = NULL, test_y = NULL)
+  if (!is.null(trace$test_x)) {
+    if (ncol(trace$test_x) != ncol(problem$x)) {
+      abort_argument("test_x", sprintf("has %d columns but the model has %d inputs",
+                                       ncol(trace$test_x), ncol(problem$x)))
+    }
+    sc <- problem$scaling %||% standardization(problem$x, problem$y, FALSE)
+    out$test_x <- scale_inputs(standardize_inputs(trace$test_x, sc), problem$kernel)
+    out$test_y <- (trace$test_y - sc$y_center) / sc$y_scale
+  }
+  out
+}
+
+# The trace of the C loop: the residuals of solver_trace(), timings without
+# the metrics' evaluation time, and the metrics asked for.
+sdd_trace <- function(res, has_mean, metrics) {
+  v <- res$trace_residuals
+  v[is.nan(v)] <- NA
+  k <- ncol(v) - 4L
+  res$trace_residuals <- v[, seq_len(k), drop = FALSE]
+  tr <- solver_trace(res, has_mean)
+  tr$seconds <- tr$seconds - v[, k + 4L]
+  if (!is.null(metrics$reference)) {
+    tr$knorm_error <- v[, k + 1L]
+    tr$k2norm_error <- v[, k + 2L]
+  }
+  if (!is.null(metrics$test_x)) tr$test_rmse <- v[, k + 3L]
+  tr
 }

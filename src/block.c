@@ -62,22 +62,44 @@ static void tile_dot(const double *kv, int len, const double *A, int lda,
   }
 }
 
-/* Kernel values of row point i against column tile j0..j0+len-1: a slice
- * of the cache, or computed into buf. */
-static const double *row_tile(const kernel_op *op, int i, int j0, int len,
-                              double *buf)
+/* Kernel values of row point i against the column tile j0..j0+len-1 of
+ * the block (columns cols[j0..] of x2, or x2's own j0.. when cols is NULL):
+ * a slice of the cache, or computed into buf.  Gathered columns form their
+ * squared distances in the same coordinate order as block_sq_dist, so every
+ * value is the same bits whichever way it is obtained. */
+static const double *block_tile(const kernel_op *op, int i, const int *cols,
+                                int j0, int len, double *buf)
 {
-  if (op->cache) return op->cache + (size_t)i * op->x2->n + j0;
-  block_sq_dist(op->x1, i, op->x2, j0, len, buf);
+  const int n2 = op->x2->n;
+  if (!cols) {
+    if (op->cache) return op->cache + (size_t)i * n2 + j0;
+    block_sq_dist(op->x1, i, op->x2, j0, len, buf);
+    kernel_apply(op->k, buf, len);
+    return buf;
+  }
+  cols += j0;
+  if (op->cache) {
+    /* Column cols[t] of the symmetric cache, entry i. */
+    for (int t = 0; t < len; t++) buf[t] = op->cache[(size_t)cols[t] * n2 + i];
+    return buf;
+  }
+  memset(buf, 0, sizeof(double) * (size_t)len);
+  for (int c = 0; c < op->x1->d; c++) {
+    const double xi = op->x1->x[i + (size_t)c * op->x1->n];
+    const double *col = op->x2->x + (size_t)c * n2;
+    for (int t = 0; t < len; t++) {
+      const double diff = xi - col[cols[t]];
+      buf[t] += diff * diff;
+    }
+  }
   kernel_apply(op->k, buf, len);
   return buf;
 }
 
-void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
-                    const double *A, int ncol, double *out, int ldo,
-                    int nthreads)
+void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
+                     const int *cols, int ncols, const double *A, int ncol,
+                     double *out, int ldo, int nthreads)
 {
-  const int n2 = op->x2->n;
   const int nchunks = (nrows + ROW_CHUNK - 1) / ROW_CHUNK;
   for (int c = 0; c < ncol; c++)
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
@@ -85,7 +107,7 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
   /* Below about a millisecond of work a thread team costs more than it
    * saves: idle threads spin-wait, which on a busy machine steals the cores
    * the work needs. */
-  const double work = (double)nrows * n2 * (op->x1->d + ncol);
+  const double work = (double)nrows * ncols * (op->x1->d + ncol);
   #pragma omp parallel num_threads(nthreads) if (nchunks > 1 && work > 1e6)
   {
     double buf[TILE];
@@ -97,15 +119,22 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
     for (int ch = 0; ch < nchunks; ch++) {
       const int r0 = ch * ROW_CHUNK;
       const int r1 = r0 + ROW_CHUNK < nrows ? r0 + ROW_CHUNK : nrows;
-      for (int j0 = 0; j0 < n2; j0 += TILE) {
-        const int len = n2 - j0 < TILE ? n2 - j0 : TILE;
+      for (int j0 = 0; j0 < ncols; j0 += TILE) {
+        const int len = ncols - j0 < TILE ? ncols - j0 : TILE;
         for (int r = r0; r < r1; r++) {
-          const double *kv = row_tile(op, rows ? rows[r] : r, j0, len, buf);
-          tile_dot(kv, len, A + j0, n2, ncol, out + r, ldo);
+          const double *kv = block_tile(op, rows ? rows[r] : r, cols, j0, len, buf);
+          tile_dot(kv, len, A + j0, ncols, ncol, out + r, ldo);
         }
       }
     }
   }
+}
+
+void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
+                    const double *A, int ncol, double *out, int ldo,
+                    int nthreads)
+{
+  kernel_op_block(op, rows, nrows, NULL, op->x2->n, A, ncol, out, ldo, nthreads);
 }
 
 void kernel_block_columns(const kernel *k, const points *p1, const points *p2,

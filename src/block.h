@@ -35,6 +35,19 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads);
 
+/* The general block K[rows, cols] A:
+ *   out[r + c*ldo] = sum_j K(x1[rows[r]], x2[cols[j]]) A[j + c*ncols]
+ * for r < nrows, c < ncol; rows == NULL means rows 0..nrows-1 and
+ * cols == NULL means all of x2 (ncols = x2->n).  With rows == NULL it is the
+ * product with kernel *columns* K[:, cols] A, which with x1 == x2 is the
+ * transpose of a row block (a primal gradient's K_I' u).  Columns may
+ * repeat.  The cache supplies the values whenever op has one.  Same tiling
+ * and sums as kernel_op_rows, so bitwise identical for any thread count and
+ * for the cached and the on-the-fly kernel. */
+void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
+                     const int *cols, int ncols, const double *A, int ncol,
+                     double *out, int ldo, int nthreads);
+
 /* The dense block K(p1, p2) into out (p1->n x p2->n, column-major): the
  * cache, the exact solver and the marginal likelihood on small subsets. */
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,

@@ -29,6 +29,17 @@ void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
   }
 }
 
+void rff_draw_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
+                   double *omega, double *phase)
+{
+  rff_draw(k, m, d, rng_bits(seed, RNG_STREAM_STEP_FEATURES, step), omega,
+           phase);
+}
+
+/* Below about a millisecond of work a thread team costs more than it saves
+ * (see kernel_op_block); solvers call these products every step. */
+#define PARALLEL_WORK 1e6
+
 void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads)
 {
@@ -36,7 +47,8 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
   for (int c = 0; c < ncol; c++)
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)n);
 
-  #pragma omp parallel num_threads(nthreads)
+  #pragma omp parallel num_threads(nthreads) \
+      if ((double)n * m * (d + ncol) > PARALLEL_WORK)
   {
     double proj[FEATURE_TILE];
     /* One thread per point, features summed tile by tile in order. */
@@ -58,6 +70,26 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
           out[i + (size_t)c * ldo] += s;
         }
       }
+    }
+  }
+}
+
+void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
+                 double *out, int nthreads)
+{
+  const int n = p->n, m = f->m, d = f->d;
+  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+      if ((double)n * m * (d + ncol) > PARALLEL_WORK)
+  for (int j = 0; j < m; j++) {
+    for (int c = 0; c < ncol; c++) out[j + (size_t)c * m] = 0.0;
+    for (int i = 0; i < n; i++) {
+      /* The projection in rff_matmul's order, so Phi' and Phi agree. */
+      double proj = f->phase[j];
+      for (int c = 0; c < d; c++)
+        proj += p->x[i + (size_t)c * n] * f->omega[j + (size_t)c * m];
+      const double phi = f->scale * cos(proj);
+      for (int c = 0; c < ncol; c++)
+        out[j + (size_t)c * m] += phi * A[i + (size_t)c * n];
     }
   }
 }

@@ -25,8 +25,21 @@ typedef struct {
 void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
               double *phase);
 
+/* A fresh feature set for step `step` of an iterative solver (SGD's
+ * regulariser, the dual random-feature estimator): rff_draw with a seed
+ * derived from (seed, step) on stream RNG_STREAM_STEP_FEATURES, so each
+ * step's features are a function of the run's seed and the step alone. */
+void rff_draw_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
+                   double *omega, double *phase);
+
 /* out (p->n x ncol, leading dimension ldo) = Phi(p) W with W m x ncol. */
 void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads);
+
+/* out (m x ncol) = Phi(p)' A with A p->n x ncol: the transposed product.
+ * Each feature's sum over the points is owned by one thread and runs in
+ * point order, so the result does not depend on the thread count. */
+void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
+                 double *out, int nthreads);
 
 #endif

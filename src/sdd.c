@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "sdd.h"
+#include "rff.h"
 #include "rng.h"
 #include "omp_compat.h"
 
@@ -51,6 +52,11 @@ static void shuffle(int *perm, int n, uint64_t seed, uint64_t epoch)
 static void draw_batch(const sdd_options *opt, int n, int B, int t, int *perm,
                        int *idx)
 {
+  /* A batch of all the data is the full gradient: every index once. */
+  if (B == n) {
+    for (int j = 0; j < n; j++) idx[j] = j;
+    return;
+  }
   if (opt->batch_sampling == SDD_BATCH_UNIFORM) {
     for (int j = 0; j < B; j++)
       idx[j] = rng_index(opt->seed, RNG_STREAM_BATCH,
@@ -72,34 +78,258 @@ static int all_finite(const double *a, size_t len)
   return 1;
 }
 
+/* One solve's operands and working memory; NULL where the estimator needs
+ * none. */
+typedef struct {
+  const kernel_op *K;
+  const double *noise, *rhs;
+  const sdd_options *opt;
+  int n, B, nrhs;
+  double *alpha;
+  double *grad;              /* B x nrhs (coordinates) or n x nrhs */
+  double *rows;              /* B x nrhs: K_I alpha */
+  double *tmp;               /* n x nrhs */
+  double *omega, *phase, *W; /* this step's features: m x d, m, m x nrhs */
+  int *idx, *perm;
+} sdd_work;
+
+/* out = s (out + diag(noise) alpha - b) for every system; b NULL is 0. */
+static void add_residual(const sdd_work *w, double *out, const double *b,
+                         double s)
+{
+  for (int c = 0; c < w->nrhs; c++) {
+    const size_t off = (size_t)c * w->n;
+    const double *a = w->alpha + off;
+    double *o = out + off;
+    for (int i = 0; i < w->n; i++)
+      o[i] = s * (o[i] + w->noise[i] * a[i] - (b ? b[off + i] : 0.0));
+  }
+}
+
+/* out = L L' v with step t's random features (out may be v). */
+static void feature_product(sdd_work *w, const double *v, double *out, int t)
+{
+  const sdd_options *opt = w->opt;
+  const points *p = w->K->x2;
+  const int m = opt->features;
+  rff_draw_step(w->K->k, m, p->d, opt->seed, (uint64_t)t, w->omega, w->phase);
+  const rff f = {m, p->d, w->omega, w->phase,
+                 sqrt(2.0 * w->K->k->variance / m)};
+  rff_tmatmul(&f, p, v, w->nrhs, w->W, opt->nthreads);
+  rff_matmul(&f, p, w->W, w->nrhs, out, w->n, opt->nthreads);
+}
+
+/* The step-t gradient estimate of the header into w->grad, at w->alpha,
+ * for the batch in w->idx. */
+static void gradient(sdd_work *w, int t)
+{
+  const sdd_options *opt = w->opt;
+  const int n = w->n, B = w->B, nrhs = w->nrhs, nth = opt->nthreads;
+  const double *breg = opt->rhs_reg;
+  switch (opt->estimator) {
+  case SDD_DUAL_COORDINATES:
+    kernel_op_rows(w->K, w->idx, B, w->alpha, nrhs, w->grad, B, nth);
+    for (int c = 0; c < nrhs; c++) {
+      const double *a = w->alpha + (size_t)c * n, *b = w->rhs + (size_t)c * n;
+      double *g = w->grad + (size_t)c * B;
+      for (int j = 0; j < B; j++) {
+        const int i = w->idx[j];
+        g[j] = (g[j] + w->noise[i] * a[i] - b[i]) / B;
+      }
+    }
+    break;
+  case SDD_DUAL_FEATURES:
+    feature_product(w, w->alpha, w->grad, t);
+    add_residual(w, w->grad, w->rhs, 1.0 / n);
+    break;
+  case SDD_DUAL_KALPHA:
+    kernel_op_rows(w->K, w->idx, B, w->alpha, nrhs, w->rows, B, nth);
+    memset(w->grad, 0, sizeof(double) * (size_t)n * nrhs);
+    add_residual(w, w->grad, w->rhs, 1.0 / n);
+    /* Repeated indices add up, in batch order. */
+    for (int c = 0; c < nrhs; c++)
+      for (int j = 0; j < B; j++)
+        w->grad[w->idx[j] + (size_t)c * n] += w->rows[j + (size_t)c * B] / B;
+    break;
+  case SDD_PRIMAL_FULL:
+    kernel_op_rows(w->K, NULL, n, w->alpha, nrhs, w->tmp, n, nth);
+    add_residual(w, w->tmp, w->rhs, 1.0);
+    kernel_op_rows(w->K, NULL, n, w->tmp, nrhs, w->grad, n, nth);
+    for (size_t i = 0; i < (size_t)n * nrhs; i++) w->grad[i] /= n;
+    break;
+  case SDD_PRIMAL_SGD:
+    /* Data term: u = K_I alpha - b_err_I, then (1/B) K[:, I] u. */
+    kernel_op_rows(w->K, w->idx, B, w->alpha, nrhs, w->rows, B, nth);
+    for (int c = 0; c < nrhs; c++)
+      for (int j = 0; j < B; j++) {
+        const size_t i = w->idx[j] + (size_t)c * n;
+        w->rows[j + (size_t)c * B] -= w->rhs[i] - (breg ? breg[i] : 0.0);
+      }
+    kernel_op_block(w->K, NULL, n, w->idx, B, w->rows, nrhs, w->grad, n, nth);
+    /* Regulariser: L L' (diag(noise) alpha - b_reg) / n. */
+    memset(w->tmp, 0, sizeof(double) * (size_t)n * nrhs);
+    add_residual(w, w->tmp, breg, 1.0);
+    feature_product(w, w->tmp, w->tmp, t);
+    for (size_t i = 0; i < (size_t)n * nrhs; i++)
+      w->grad[i] = w->grad[i] / B + w->tmp[i] / n;
+    break;
+  }
+}
+
+/* Global L2 norm clipping of each system's dense gradient (optax's
+ * clip_by_global_norm): g <- g min(1, clip / ||g||). */
+static void clip_gradient(const sdd_work *w)
+{
+  if (!w->opt->clip) return;
+  for (int c = 0; c < w->nrhs; c++) {
+    const double cap = w->opt->clip[c];
+    double *g = w->grad + (size_t)c * w->n;
+    if (!(cap > 0)) continue;
+    double ss = 0.0;
+    for (int i = 0; i < w->n; i++) ss += g[i] * g[i];
+    const double norm = sqrt(ss);
+    if (norm > cap)
+      for (int i = 0; i < w->n; i++) g[i] *= cap / norm;
+  }
+}
+
+/* The momentum step and the average, with averaging rate r. */
+static void update(sdd_work *w, double *mom, double *alpha_bar, double r)
+{
+  const sdd_options *opt = w->opt;
+  const int n = w->n, nrhs = w->nrhs;
+  const double rho = opt->momentum;
+  const int sparse = opt->estimator == SDD_DUAL_COORDINATES;
+  if (sparse) {
+    /* The gradient is sparse: scatter it into the momentum and the iterate
+     * serially (repeated indices add up, in batch order). */
+    for (int c = 0; c < nrhs; c++) {
+      const double lr = opt->step_size[c];
+      double *a = w->alpha + (size_t)c * n, *m = mom + (size_t)c * n;
+      const double *g = w->grad + (size_t)c * w->B;
+      for (int j = 0; j < w->B; j++) {
+        m[w->idx[j]] += g[j];
+        a[w->idx[j]] -= lr * g[j];
+      }
+    }
+  } else {
+    clip_gradient(w);
+  }
+
+  /* Dense part of the step in one pass (a dense gradient enters here the
+   * way the scatter above adds a sparse one): alpha -= lr rho m, average,
+   * and decay m by rho ahead of the next step's gradient, which together
+   * give m_t = g_t + rho m_{t-1}. */
+  #pragma omp parallel for num_threads(opt->nthreads) schedule(static) \
+      if (n > DENSE_CHUNK)
+  for (int i0 = 0; i0 < n; i0 += DENSE_CHUNK) {
+    const int i1 = i0 + DENSE_CHUNK < n ? i0 + DENSE_CHUNK : n;
+    for (int c = 0; c < nrhs; c++) {
+      const double lr = opt->step_size[c], lr_rho = lr * rho;
+      double *a = w->alpha + (size_t)c * n, *m = mom + (size_t)c * n;
+      double *ab = alpha_bar + (size_t)c * n;
+      if (!sparse) {
+        const double *g = w->grad + (size_t)c * n;
+        for (int i = i0; i < i1; i++) {
+          m[i] += g[i];
+          a[i] -= lr * g[i];
+        }
+      }
+      for (int i = i0; i < i1; i++) {
+        a[i] -= lr_rho * m[i];
+        ab[i] = r * a[i] + (1.0 - r) * ab[i];
+        m[i] *= rho;
+      }
+    }
+  }
+}
+
+/* Averaging rate of iteration `iteration` (1-based): geometric, or the
+ * running arithmetic mean from averaging_start on. */
+static double averaging_rate(const sdd_options *opt, int iteration)
+{
+  if (opt->averaging_start <= 0) return opt->averaging_rate;
+  if (iteration < opt->averaging_start) return 1.0;
+  return 1.0 / (double)(iteration - opt->averaging_start + 1);
+}
+
+/* The metrics of sdd_metrics for abar's first column into out[0..2] (NaN
+ * where not asked for); work holds 2 n doubles with a reference and then
+ * test->x1->n more. */
+static void evaluate_metrics(const sdd_work *w, const double *ab, double *work,
+                             double *out)
+{
+  const sdd_metrics *mt = &w->opt->metrics;
+  const int n = w->n;
+  out[0] = out[1] = out[2] = NAN;
+  if (mt->reference) {
+    double *e = work, *Ke = work + n, eKe = 0.0, KeKe = 0.0;
+    work += 2 * (size_t)n;
+    for (int i = 0; i < n; i++) e[i] = ab[i] - mt->reference[i];
+    kernel_op_rows(w->K, NULL, n, e, 1, Ke, n, w->opt->nthreads);
+    for (int i = 0; i < n; i++) {
+      eKe += e[i] * Ke[i];
+      KeKe += Ke[i] * Ke[i];
+    }
+    out[0] = eKe;
+    out[1] = KeKe;
+  }
+  if (mt->test) {
+    const int m = mt->test->x1->n;
+    double ss = 0.0;
+    kernel_op_rows(mt->test, NULL, m, ab, 1, work, m, w->opt->nthreads);
+    for (int i = 0; i < m; i++) ss += (mt->test_y[i] - work[i]) * (mt->test_y[i] - work[i]);
+    out[2] = sqrt(ss / m);
+  }
+}
+
 solver_status sdd_solve(const kernel_op *K, const double *noise,
                         const double *rhs, int nrhs, const sdd_options *opt,
                         double *alpha_bar, int *iterations_done,
                         solver_callback callback, void *ctx)
 {
-  const int n = K->x2->n, P = opt->probe_size;
+  const int n = K->x2->n, P = opt->probe_size, nvalues = SDD_TRACE_VALUES(nrhs);
+  const sdd_estimator est = opt->estimator;
+  const int batched = est != SDD_DUAL_FEATURES && est != SDD_PRIMAL_FULL;
+  const int featured = est == SDD_DUAL_FEATURES || est == SDD_PRIMAL_SGD;
+  const int with_rows = est == SDD_DUAL_KALPHA || est == SDD_PRIMAL_SGD;
+  const int with_tmp = est == SDD_PRIMAL_FULL || est == SDD_PRIMAL_SGD;
+  const int permuted = batched && opt->batch_sampling == SDD_BATCH_PERMUTATION;
+  const sdd_metrics *mt = &opt->metrics;
+  const size_t metric_len = (mt->reference ? 2 * (size_t)n : 0) +
+                            (mt->test ? (size_t)mt->test->x1->n : 0);
   /* A batch larger than the data would make an epoch of permutation
    * sampling empty. */
   const int B = opt->batch_size < n ? opt->batch_size : n;
-  const size_t len = (size_t)n * nrhs;
-  const double rho = opt->momentum, r = opt->averaging_rate;
+  const size_t len = (size_t)n * nrhs, m = featured ? (size_t)opt->features : 0;
   solver_status status = SOLVER_MAX_ITER;
-  int t = 0;
+  double metric_seconds = 0.0;
+  int t = 0, next_metric = 0;
 
-  double *alpha = calloc(len, sizeof(double));
+  sdd_work w = {K, noise, rhs, opt, n, B, nrhs, NULL, NULL, NULL, NULL,
+                NULL, NULL, NULL, NULL, NULL};
+  w.alpha = calloc(len, sizeof(double));
+  w.grad = malloc(sizeof(double) * (est == SDD_DUAL_COORDINATES ? (size_t)B * nrhs : len));
+  if (with_rows) w.rows = malloc(sizeof(double) * (size_t)B * nrhs);
+  if (with_tmp) w.tmp = malloc(sizeof(double) * len);
+  if (featured) {
+    w.omega = malloc(sizeof(double) * m * K->x2->d);
+    w.phase = malloc(sizeof(double) * m);
+    w.W = malloc(sizeof(double) * m * nrhs);
+  }
+  if (batched) w.idx = malloc(sizeof(int) * (size_t)B);
+  if (permuted) w.perm = malloc(sizeof(int) * (size_t)n);
   double *mom = calloc(len, sizeof(double));
-  double *grad = malloc(sizeof(double) * (size_t)B * nrhs);
   double *probe_work = malloc(sizeof(double) * (size_t)P * nrhs);
   double *rhs_norm = malloc(sizeof(double) * (size_t)nrhs);
-  double *residuals = malloc(sizeof(double) * (size_t)nrhs);
-  int *idx = malloc(sizeof(int) * (size_t)B);
+  double *values = malloc(sizeof(double) * (size_t)nvalues);
+  double *metric_work = metric_len ? malloc(sizeof(double) * metric_len) : NULL;
   int *probe_rows = malloc(sizeof(int) * (size_t)P);
-  int *perm = opt->batch_sampling == SDD_BATCH_PERMUTATION
-                  ? malloc(sizeof(int) * (size_t)n) : NULL;
   *iterations_done = 0;
-  if (!alpha || !mom || !grad || !probe_work || !rhs_norm || !residuals ||
-      !idx || !probe_rows ||
-      (opt->batch_sampling == SDD_BATCH_PERMUTATION && !perm)) {
+  if (!w.alpha || !w.grad || (with_rows && !w.rows) || (with_tmp && !w.tmp) ||
+      (featured && (!w.omega || !w.phase || !w.W)) || (batched && !w.idx) ||
+      (permuted && !w.perm) || !mom || !probe_work || !rhs_norm || !values ||
+      (metric_len && !metric_work) || !probe_rows) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -111,91 +341,72 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   }
 
   for (t = 0; t < opt->iterations; t++) {
-    draw_batch(opt, n, B, t, perm, idx);
-
-    /* Gradient rows: (K_I alpha + noise_I alpha_I - b_I) / B. */
-    kernel_op_rows(K, idx, B, alpha, nrhs, grad, B, opt->nthreads);
-    for (int c = 0; c < nrhs; c++) {
-      const double *a = alpha + (size_t)c * n, *b = rhs + (size_t)c * n;
-      double *g = grad + (size_t)c * B;
-      for (int j = 0; j < B; j++) {
-        const int i = idx[j];
-        g[j] = (g[j] + noise[i] * a[i] - b[i]) / B;
-      }
-    }
-
-    /* The gradient is sparse: scatter it into the momentum and the
-     * iterate serially (repeated indices add up, in batch order). */
-    for (int c = 0; c < nrhs; c++) {
-      const double lr = opt->step_size[c];
-      double *a = alpha + (size_t)c * n, *m = mom + (size_t)c * n;
-      const double *g = grad + (size_t)c * B;
-      for (int j = 0; j < B; j++) {
-        m[idx[j]] += g[j];
-        a[idx[j]] -= lr * g[j];
-      }
-    }
-
-    /* Dense part of the step in one pass: alpha -= lr rho m, average, and
-     * decay m by rho ahead of the next step's scatter, which together give
-     * m_t = g_t + rho m_{t-1}. */
-    #pragma omp parallel for num_threads(opt->nthreads) schedule(static) \
-        if (n > DENSE_CHUNK)
-    for (int i0 = 0; i0 < n; i0 += DENSE_CHUNK) {
-      const int i1 = i0 + DENSE_CHUNK < n ? i0 + DENSE_CHUNK : n;
-      for (int c = 0; c < nrhs; c++) {
-        const double lr_rho = opt->step_size[c] * rho;
-        double *a = alpha + (size_t)c * n, *m = mom + (size_t)c * n;
-        double *ab = alpha_bar + (size_t)c * n;
-        for (int i = i0; i < i1; i++) {
-          a[i] -= lr_rho * m[i];
-          ab[i] = r * a[i] + (1.0 - r) * ab[i];
-          m[i] *= rho;
-        }
-      }
-    }
+    if (batched) draw_batch(opt, n, B, t, w.perm, w.idx);
+    gradient(&w, t);
+    update(&w, mom, alpha_bar, averaging_rate(opt, t + 1));
     *iterations_done = t + 1;
 
     const int probe_now = opt->check_every > 0 &&
                           ((t + 1) % opt->check_every == 0 ||
                            t + 1 == opt->iterations);
-    if (probe_now) {
-      residual_probe(K, noise, rhs, rhs_norm, nrhs, alpha_bar, P,
-                     opt->seed, (uint64_t)(t + 1), opt->nthreads, probe_work,
-                     probe_rows, residuals);
-      int below = 1;
-      for (int c = 0; c < nrhs; c++) {
-        if (!isfinite(residuals[c]) || residuals[c] > DIVERGENCE_RESIDUAL)
-          status = SOLVER_DIVERGED;
-        if (!(residuals[c] < opt->tolerance)) below = 0;
-      }
-      if (status == SOLVER_DIVERGED || !all_finite(alpha, len)) {
-        status = SOLVER_DIVERGED;
-        break;
-      }
-      if (callback && callback(ctx, t + 1, residuals)) {
+    while (next_metric < mt->n_at && mt->at[next_metric] < t + 1) next_metric++;
+    const int metric_now = next_metric < mt->n_at && mt->at[next_metric] == t + 1;
+    if (!probe_now && !metric_now) {
+      if (callback && callback(ctx, t + 1, NULL)) {
         status = SOLVER_STOPPED;
         break;
       }
-      if (below) {
-        status = SOLVER_TOLERANCE;
+      continue;
+    }
+
+    for (int c = 0; c < nvalues; c++) values[c] = NAN;
+    if (metric_now) {
+      const double start = omp_get_wtime();
+      evaluate_metrics(&w, alpha_bar, metric_work, values + nrhs);
+      metric_seconds += omp_get_wtime() - start;
+    }
+    values[nrhs + 3] = metric_seconds;
+    int below = 0;
+    if (probe_now) {
+      residual_probe(K, noise, rhs, rhs_norm, nrhs, alpha_bar, P, opt->seed,
+                     (uint64_t)(t + 1), opt->nthreads, probe_work, probe_rows,
+                     values);
+      below = 1;
+      for (int c = 0; c < nrhs; c++) {
+        if (!isfinite(values[c]) || values[c] > DIVERGENCE_RESIDUAL)
+          status = SOLVER_DIVERGED;
+        if (!(values[c] < opt->tolerance)) below = 0;
+      }
+      if (status == SOLVER_DIVERGED || !all_finite(w.alpha, len)) {
+        status = SOLVER_DIVERGED;
         break;
       }
-    } else if (callback && callback(ctx, t + 1, NULL)) {
+    }
+    if (callback && callback(ctx, t + 1, values)) {
       status = SOLVER_STOPPED;
+      break;
+    }
+    if (below) {
+      status = SOLVER_TOLERANCE;
       break;
     }
   }
 
 done:
-  free(alpha);
+  free(w.alpha);
+  free(w.grad);
+  free(w.rows);
+  free(w.tmp);
+  free(w.omega);
+  free(w.phase);
+  free(w.W);
+  free(w.idx);
+  free(w.perm);
   free(mom);
-  free(grad);
   free(probe_work);
   free(rhs_norm);
-  free(residuals);
-  free(idx);
+  free(values);
+  free(metric_work);
   free(probe_rows);
-  free(perm);
   return status;
 }

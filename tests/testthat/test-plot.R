@@ -34,3 +34,29 @@ test_that("plot() passes graphical parameters such as main and xlab on", {
   on.exit(grDevices::dev.off(), add = TRUE)
   expect_no_error(plot(fit, main = "my fit", xlab = "step", ylab = "residual"))
 })
+
+test_that("plot(what = ) draws the trace metrics, and says when a fit has none", {
+  d <- make_data(60, 2, seed = 114)
+  ker <- matern(3/2, 0.5, 1)
+  ref <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, solver = "cholesky")$alpha
+  withr::local_seed(114)
+  fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = sdd_control(
+    iterations = 60, check_every = 20, trace_every = 15, reference = ref,
+    test_x = d$x[1:10, ], test_y = d$y[1:10]))
+  path <- withr::local_tempfile(fileext = ".pdf")
+  grDevices::pdf(path)
+  on.exit(grDevices::dev.off(), add = TRUE)
+  for (what in c("residual", "knorm_error", "k2norm_error", "test_rmse")) {
+    expect_invisible(out <- plot(fit, what = what))
+    expect_identical(out, fit)
+  }
+  plain <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1,
+                  control = sdd_control(iterations = 20, reference = ref))
+  expect_error(plot(plain, what = "test_rmse"), class = "sddgp_error_argument",
+               regexp = "`what` is \"test_rmse\".*`test_x` and `test_y`")
+  expect_error(plot(fit, what = "rmse"), class = "sddgp_error_argument",
+               regexp = "`what` must be one of \"residual\", \"elbo\", \"knorm_error\"")
+  expect_error(plot(fit, what = "elbo"), class = "sddgp_error_argument",
+               regexp = "`optimize_inducing` in svgp_control")
+  expect_no_error(plot(plain, what = "knorm_error"))
+})

@@ -279,3 +279,133 @@ test_that("the automatic step size is stable when the kernel matrix is nearly di
     expect_lt(max_rel_err(fit$alpha, ref$alpha), cs$tol)
   }
 })
+
+test_that("sdd_control() takes the ablation and trace settings", {
+  ctl <- sdd_control()
+  expect_equal(ctl$objective, "dual")
+  expect_equal(ctl$estimator, "coordinates")
+  expect_identical(ctl$estimator_features, 100L)
+  expect_null(ctl$averaging_start)
+  expect_equal(ctl$trace, "none")
+  ctl2 <- sdd_control(objective = "primal", step_size = 0.1, averaging = "arithmetic",
+                      averaging_start = 50, iterations = 100, estimator_features = 20)
+  expect_equal(ctl2$objective, "primal")
+  expect_identical(ctl2$averaging_start, 50L)
+  expect_identical(ctl2$estimator_features, 20L)
+  expect_equal(sdd_control(estimator = "coordinates_kalpha", step_size = 1)$estimator,
+               "coordinates_kalpha")
+  # Trace iterations: every trace_every (default check_every) and the last.
+  tr <- sdd_control(iterations = 250, check_every = 100, reference = c(1, 2))$trace
+  expect_s3_class(tr, "sddgp_trace_settings")
+  expect_identical(tr$at, c(100L, 200L, 250L))
+  expect_identical(sdd_control(iterations = 250, trace_every = 125,
+                               reference = 1)$trace$at, c(125L, 250L))
+  expect_identical(sdd_control(iterations = 50, reference = 1)$trace$at, 50L)
+  expect_identical(sdd_control(iterations = 250, trace_at = c(7, 3, 7),
+                               reference = 1)$trace$at, c(3L, 7L))
+  tx <- data.frame(a = 1:5, b = 5:1)
+  tr2 <- sdd_control(test_x = tx, test_y = 1:5)$trace
+  expect_identical(tr2$test_x, as.matrix(tx) + 0)
+  expect_identical(tr2$test_y, as.numeric(1:5))
+  expect_null(tr2$reference)
+})
+
+test_that("unsupported ablation settings and bad trace settings give classed errors", {
+  bad <- list(
+    objective = list("both", NA, 1),
+    estimator = list("rows", NA),
+    estimator_features = list(0, 2.5, 1e6, NA),
+    averaging_start = list(0, 1.5, 1e6, NA, "1"),
+    trace_every = list(0, 2.5, 1e6, NA),
+    reference = list("a", c(1, NA), numeric(), c(1, Inf), matrix(1, 2, 2)),
+    test_x = list("a", matrix(c(1, NA), 1))
+  )
+  for (arg in names(bad)) {
+    for (value in bad[[arg]]) {
+      args <- c(stats::setNames(list(value), arg),
+                list(step_size = 1, test_y = if (arg == "test_x") 1))
+      expect_error(do.call(sdd_control, args), class = "sddgp_error_argument",
+                   regexp = paste0("`", arg, "`"), label = paste(arg, "=", deparse(value)))
+    }
+  }
+  expect_error(sdd_control(objective = "x"),
+               regexp = "`objective` must be one of \"dual\", \"primal\"")
+  expect_error(sdd_control(estimator = "x"), regexp = paste(
+    "`estimator` must be one of \"coordinates\", \"features\", \"coordinates_kalpha\""))
+  # The primal takes only the (SGD) coordinate estimator; the message says
+  # which combinations are valid.
+  for (est in c("features", "coordinates_kalpha")) {
+    expect_error(sdd_control(objective = "primal", estimator = est, step_size = 1),
+                 class = "sddgp_error_argument",
+                 regexp = "`estimator` is \"[a-z_]+\", which the primal.*\"coordinates\"")
+  }
+  # The automatic step size covers SDD's own estimator only.
+  expect_error(sdd_control(estimator = "features"), class = "sddgp_error_argument",
+               regexp = "`step_size` must be given with objective = \"dual\" and estimator = \"features\"")
+  expect_error(sdd_control(objective = "primal"), class = "sddgp_error_argument",
+               regexp = "`step_size` must be given")
+  # Trace settings.
+  expect_error(sdd_control(trace_at = c(0, 5), reference = 1),
+               class = "sddgp_error_argument", regexp = "`trace_at` must be whole numbers")
+  for (at in list(2.5, numeric(), "5", c(5, NA), 1e6)) {
+    expect_error(sdd_control(trace_at = at, reference = 1), class = "sddgp_error_argument",
+                 regexp = "`trace_at`")
+  }
+  expect_error(sdd_control(trace_at = 5, trace_every = 5, reference = 1),
+               class = "sddgp_error_argument", regexp = "`trace_at` cannot be given together")
+  expect_error(sdd_control(trace_every = 5), class = "sddgp_error_argument",
+               regexp = "`trace_every` has nothing to trace")
+  expect_error(sdd_control(trace_at = 5), regexp = "`trace_at` has nothing to trace")
+  expect_error(sdd_control(test_x = matrix(1:4, 2)), class = "sddgp_error_argument",
+               regexp = "`test_y` is missing")
+  expect_error(sdd_control(test_y = 1:2), regexp = "`test_x` is missing")
+  expect_error(sdd_control(test_x = matrix(1:4, 2), test_y = 1:3),
+               class = "sddgp_error_argument", regexp = "`test_y` must be a numeric vector of 2")
+  expect_error(sdd_control(test_x = matrix(1:4, 2), test_y = c(1, NA)),
+               class = "sddgp_error_argument", regexp = "`test_y`")
+})
+
+test_that("resolve_sdd_control() maps the estimators and averaging to the C codes", {
+  code <- function(...) sddgp:::resolve_sdd_control(sdd_control(step_size = 1, ...),
+                                                    n = 100)$estimator_code
+  expect_identical(code(), 0L)
+  expect_identical(code(estimator = "features"), 1L)
+  expect_identical(code(estimator = "coordinates_kalpha"), 2L)
+  expect_identical(code(objective = "primal", batch_size = 99), 4L)  # SGD
+  expect_identical(code(objective = "primal", batch_size = 100), 3L) # full batch
+  r <- sddgp:::resolve_sdd_control(sdd_control(averaging = "arithmetic",
+                                               averaging_rate = 0.5), 10)
+  expect_identical(r$averaging_start, 1L)
+  expect_equal(r$averaging_rate, 1)
+  r2 <- sddgp:::resolve_sdd_control(sdd_control(averaging = "arithmetic",
+                                                averaging_start = 30), 10)
+  expect_identical(r2$averaging_start, 30L)
+  expect_identical(sddgp:::resolve_sdd_control(sdd_control(averaging_start = 30), 10)$
+                     averaging_start, 0L)  # only arithmetic averaging uses it
+  expect_identical(sddgp:::resolve_sdd_control(sdd_control(estimator_features = 7),
+                                               10)$step_features, 7L)
+})
+
+test_that("print() summarises the trace settings in one line", {
+  ctl <- sdd_control(reference = c(0.5, 1, 2), trace_every = 10,
+                     test_x = matrix(0, 5, 2), test_y = 1:5)
+  expect_output(print(ctl), paste0(
+    "trace +K-norm errors to 3 reference weights, test RMSE on 5 points at 1000",
+    " iterations \\(10, 20, \\.\\.\\., 10000\\)\n"))
+  expect_output(print(sdd_control(iterations = 30, trace_at = 30, reference = 1)),
+                "trace +K-norm errors to 1 reference weights at 1 iteration \\(30\\)")
+  expect_output(print(sdd_control()), "trace +none\n")
+})
+
+test_that("a batch of all the data is the exact gradient for either sampling", {
+  d <- make_data(80, 2, seed = 37)
+  ker <- matern(3/2, 0.3, 1)
+  fit_with <- function(sampling, seed) {
+    withr::local_seed(seed)
+    gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = sdd_control(
+      iterations = 30, batch_size = 500, step_size = 1, batch_sampling = sampling))
+  }
+  # Deterministic: the seed and the sampling scheme do not matter.
+  expect_identical(fit_with("uniform", 1)$alpha, fit_with("uniform", 2)$alpha)
+  expect_identical(fit_with("uniform", 1)$alpha, fit_with("permutation", 3)$alpha)
+})

@@ -441,6 +441,7 @@ void test_sdd(void)
 
   const double steps[2] = {3.0, 3.0};
   sdd_options opt;
+  memset(&opt, 0, sizeof opt); /* plain SDD: the dual coordinate estimator */
   opt.iterations = quick ? 1000 : 2000;
   opt.batch_size = 32;
   opt.batch_sampling = SDD_BATCH_UNIFORM;
@@ -798,6 +799,7 @@ int main(int argc, char **argv)
   test_rff();
   test_cg();
   test_svgp();
+  test_sgd();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

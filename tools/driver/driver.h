@@ -76,5 +76,6 @@ void test_cg(void); /* test_cg.c: pivoted Cholesky and conjugate gradients */
 void test_rng(void);
 void test_rff(void);
 void test_svgp(void); /* test_svgp.c: k-means++ and sparse variational GPs */
+void test_sgd(void);  /* test_sgd.c: the SDD loop's other gradient estimators */
 
 #endif

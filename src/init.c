@@ -13,6 +13,8 @@ SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_openmp_info(void);
+SEXP C_recombine(SEXP, SEXP, SEXP, SEXP);
+SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 
@@ -26,6 +28,8 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_sdd_solve, 8),
   CALLDEF(C_mll, 5),
   CALLDEF(C_openmp_info, 0),
+  CALLDEF(C_recombine, 4),
+  CALLDEF(C_cabcd_solve, 10),
   {NULL, NULL, 0}
 };
 

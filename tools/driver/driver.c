@@ -1,5 +1,6 @@
 /* Standalone test driver for the R-free numerical core of sddgp
- * (src/kernel.c, block.c, rng.c, rff.c, sdd.c, chol.c), built with
+ * (src/kernel.c, block.c, rng.c, rff.c, sdd.c, chol.c, recombination.c,
+ * cabcd.c), built with
  * sanitizers and run under valgrind by tools/driver/Makefile.
  *
  * Every check compares the core against an independent truth: formulas
@@ -809,6 +810,7 @@ int main(int argc, char **argv)
   test_sdd();
   test_rng();
   test_rff();
+  test_cabcd();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

@@ -76,6 +76,15 @@
 #' @examples
 #' cabcd_control(basis_features = 200, block_size = 3)
 #' cabcd_control(algorithm = "adam", step_size = 0.005)
+#'
+#' set.seed(1)
+#' x <- matrix(runif(500))
+#' y <- sin(6 * x[, 1]) + rnorm(500, sd = 0.1)
+#' fit <- gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
+#'               control = cabcd_control(basis_features = 30, iterations = 30),
+#'               threads = 1)
+#' fit$status
+#' predict(fit, matrix(c(0.25, 0.5)))
 #' @export
 cabcd_control <- function(basis_features = 1000, block_size = 2,
                           selection = c("gauss_southwell", "random"),

@@ -331,7 +331,10 @@ static int cone_search(const double *P, int M, int r, double *T,
     }
     if (!ok) break;
 
-    for (int it = 0; it < budget && moves < max_moves; it++, moves++) {
+    /* Every iteration counts, also one that ends the run early, so that
+     * restarts cannot go on forever. */
+    for (int it = 0; it < budget && moves < max_moves; it++) {
+      moves++;
       /* Success: a point in minus the cone of the basis. */
       for (int a = 0; a < nalive; a++) {
         const int i = alive[a];

@@ -157,6 +157,20 @@ test_that("recombination keeps at most n + 1 points with the same total and mean
   # calls it.
   expect_gt(sum(out$cone_runs[out$method == "randomized"]), 200)
   expect_equal(sum(out$cone_runs[out$method == "deterministic"]), 0)
+  # Points on a line plus three off it with weight 1e-12: the group
+  # barycentres are all but collinear, no random basis of them is well
+  # conditioned, and the deterministic routine takes over, with the same
+  # guarantees.
+  t <- stats::runif(10000)
+  x <- cbind(t, 2 * t + 1)
+  off <- c(17, 5000, 9999)
+  x[off, 2] <- x[off, 2] + 1
+  mu <- replace(rep(1, 10000), off, 1e-12)
+  m <- metrics(x, mu, "randomized")
+  expect_true(m[["size_ok"]] && m[["support_ok"]] && m[["positive"]])
+  expect_lt(m[["total_err"]], 1e-13)
+  expect_lt(m[["mean_err"]], 1e-10)
+  expect_gt(recombine(x, mu, seed = c(7, 10000))$cone_failures, 0)
   # The same seed gives the same reduction.
   x <- matrix(stats::rnorm(3000), 1000)
   mu <- stats::runif(1000)

@@ -148,6 +148,29 @@ static void test_recombination(void)
   CHECK(2 * rnd.cone_runs > rnd.inputs && rnd.cone_failures * 20 < rnd.cone_runs,
         "randomized: %d searches, %d failures", rnd.cone_runs, rnd.cone_failures);
 
+  /* Points on a line plus three off it with weight 1e-12: the group
+   * barycentres are all but collinear, no random basis of them is well
+   * conditioned, and the deterministic routine must take over. */
+  {
+    const int N = quick ? 2000 : 10000;
+    double *x = dalloc((size_t)2 * N), *mu = dalloc(N);
+    for (int i = 0; i < N; i++) {
+      const double t = test_unif();
+      x[i] = t;
+      x[i + (size_t)N] = 2.0 * t + 1.0;
+      mu[i] = 1.0;
+    }
+    for (int j = 0; j < 3; j++) {
+      const int i = (j * N) / 3 + 7;
+      x[i + (size_t)N] += 1.0;
+      mu[i] = 1e-12;
+    }
+    recomb_tally near = {0, 0, 0};
+    check_recombination("near-collinear", x, N, 2, mu, RECOMB_RANDOMIZED, 99u, &near);
+    CHECK(near.cone_failures > 0, "near-collinear: the fallback was not used");
+    free(x);
+    free(mu);
+  }
   /* No points, and all weights zero. */
   {
     double x[3] = {1.0, 2.0, 3.0}, mu[3] = {0.0, 0.0, 0.0}, w[2];

@@ -22,10 +22,15 @@
 typedef struct {
   const double *b;
   double *theta, *v, *s2, *r, *g; /* v: momentum or Adam's first moment */
-  double g0, rel, passes;
+  double g0, passes;
   uint64_t stream, recombinations, adam_steps;
   int done;
 } system_state;
+
+typedef struct {
+  double key;
+  int j;
+} ranked_coordinate;
 
 typedef struct {
   double *mu;      /* w_i / N: the measure that recombination reduces */
@@ -33,13 +38,15 @@ typedef struct {
   double *partial; /* chunk partial sums of a block sweep */
   double cmax;     /* largest diagonal entry of H */
   int *order;      /* coordinates in block order */
-  void *ranked;    /* sorting scratch for Gauss-Southwell */
+  ranked_coordinate *ranked; /* sorting scratch for Gauss-Southwell */
   int *ridx;       /* recombined samples (s + 1) */
   double *rw;      /* and their weights */
   double *F, *rr;  /* their block features ((s + 1) x s) and residuals */
   double *gb, *Hb, *delta, *dnew, *vb, *vnew, *gt; /* block vectors */
-  int *batch;      /* Adam */
-  double *bres, *bgrad;
+  /* Adam: the mini-batch, its rows of Phi (B x m), its weighted residuals
+   * and the gradient. */
+  int *batch;
+  double *bphi, *bres, *bgrad;
 } workspace;
 
 static int min_int(int a, int b) { return a < b ? a : b; }
@@ -150,11 +157,6 @@ static void update_residual(const cabcd_problem *pr, const int *blk, int k,
     }
   }
 }
-
-typedef struct {
-  double key;
-  int j;
-} ranked_coordinate;
 
 /* Decreasing key, then increasing index: a total order, so the blocks do
  * not depend on the sort's implementation. */
@@ -308,18 +310,21 @@ static int adam_epoch(const cabcd_problem *pr, const cabcd_options *opt,
                                sys->stream + sys->adam_steps * B + a, n);
       ws->bres[a] = -sys->b[ws->batch[a]];
     }
-    /* Column by column: each feature column is read at B rows. */
+    /* The batch's rows of Phi, gathered once (B x m): the scattered reads
+     * of the large matrix are what a step costs. */
     for (int j = 0; j < m; j++) {
       const double tj = sys->theta[j], *col = pr->phi + (size_t)j * n;
-      for (int a = 0; a < B; a++) ws->bres[a] += col[ws->batch[a]] * tj;
-    }
-    for (int j = 0; j < m; j++) {
-      const double *col = pr->phi + (size_t)j * n;
-      double s = 0.0;
+      double *bp = ws->bphi + (size_t)j * B;
       for (int a = 0; a < B; a++) {
-        const int i = ws->batch[a];
-        s += pr->weight[i] * col[i] * ws->bres[a];
+        bp[a] = col[ws->batch[a]];
+        ws->bres[a] += bp[a] * tj;
       }
+    }
+    for (int a = 0; a < B; a++) ws->bres[a] *= pr->weight[ws->batch[a]];
+    for (int j = 0; j < m; j++) {
+      const double *bp = ws->bphi + (size_t)j * B;
+      double s = 0.0;
+      for (int a = 0; a < B; a++) s += bp[a] * ws->bres[a];
       ws->bgrad[j] = 2.0 * s / B + reg * sys->theta[j];
     }
     sys->adam_steps++;
@@ -378,11 +383,12 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
   ws.ranked = malloc(sizeof(ranked_coordinate) * (size_t)m);
   ws.ridx = malloc(sizeof(int) * (size_t)(s + 1));
   ws.batch = adam ? malloc(sizeof(int) * (size_t)B) : NULL;
+  ws.bphi = adam ? malloc(sizeof(double) * (size_t)B * m) : NULL;
   ws.bres = adam ? malloc(sizeof(double) * (size_t)B) : NULL;
   ws.bgrad = adam ? malloc(sizeof(double) * (size_t)m) : NULL;
   if (!sys || !v || (adam && !s2) || !r || !g || !rel || !small || !ws.mu ||
       (opt->algorithm == CABCD_CABCD && !ws.X) || !ws.partial || !ws.order ||
-      !ws.ranked || !ws.ridx || (adam && (!ws.batch || !ws.bres || !ws.bgrad))) {
+      !ws.ranked || !ws.ridx || (adam && (!ws.batch || !ws.bphi || !ws.bres || !ws.bgrad))) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -496,6 +502,7 @@ done:
   free(ws.ranked);
   free(ws.ridx);
   free(ws.batch);
+  free(ws.bphi);
   free(ws.bres);
   free(ws.bgrad);
   return status;

@@ -8,9 +8,10 @@
 # solution in base R, and runs each algorithm three times (different seeds
 # for blocks, recombination and mini-batches).  It prints the median data
 # passes (see ?cabcd_control for how they are counted) and the median
-# seconds needed to bring the loss gap (L - L*) / (L(0) - L*) below 1e-1,
+# seconds (from the start of the solve, building the feature matrix
+# included) needed to bring the loss gap (L - L*) / (L(0) - L*) below 1e-1,
 # 1e-2 and 1e-3 ("-": not within the iteration budget), and the median gap
-# reached at the end.  Two settings: the defaults (step_size 1, Adam 0.01)
+# reached at the end with the passes and seconds that took.  Two settings: the defaults (step_size 1, Adam 0.01)
 # and the paper's small-step regime (step_size 0.1, Adam 0.001).
 # Threads: getOption("sddgp.threads", 2).
 library(sddgp)

@@ -18,6 +18,8 @@ SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kmeans(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_svgp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_openmp_info(void);
+SEXP C_recombine(SEXP, SEXP, SEXP, SEXP);
+SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 
@@ -35,6 +37,8 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_kmeans, 5),
   CALLDEF(C_svgp_fit, 7),
   CALLDEF(C_openmp_info, 0),
+  CALLDEF(C_recombine, 4),
+  CALLDEF(C_cabcd_solve, 10),
   {NULL, NULL, 0}
 };
 

@@ -15,6 +15,12 @@ void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
              size_t uplo_len);
 void dpotri_(const char *uplo, const int *n, double *a, const int *lda,
              int *info, size_t uplo_len);
+void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv,
+            double *b, const int *ldb, int *info);
+void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n,
+             double *a, const int *lda, double *s, double *u, const int *ldu,
+             double *vt, const int *ldvt, double *work, const int *lwork,
+             int *info, size_t jobu_len, size_t jobvt_len);
 
 void dtrtri_(const char *uplo, const char *diag, const int *n, double *a,
              const int *lda, int *info, size_t uplo_len, size_t diag_len);

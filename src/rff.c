@@ -74,6 +74,16 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
   }
 }
 
+/* phi_j at point i, its projection accumulated in rff_matmul's order so
+ * that every routine here gives bitwise the same feature values. */
+static double feature_value(const rff *f, const points *p, int i, int j)
+{
+  double a = f->phase[j];
+  for (int c = 0; c < f->d; c++)
+    a += p->x[i + (size_t)c * p->n] * f->omega[j + (size_t)c * f->m];
+  return f->scale * cos(a);
+}
+
 void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
                  double *out, int nthreads)
 {
@@ -83,13 +93,19 @@ void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
   for (int j = 0; j < m; j++) {
     for (int c = 0; c < ncol; c++) out[j + (size_t)c * m] = 0.0;
     for (int i = 0; i < n; i++) {
-      /* The projection in rff_matmul's order, so Phi' and Phi agree. */
-      double proj = f->phase[j];
-      for (int c = 0; c < d; c++)
-        proj += p->x[i + (size_t)c * n] * f->omega[j + (size_t)c * m];
-      const double phi = f->scale * cos(proj);
+      const double phi = feature_value(f, p, i, j);
       for (int c = 0; c < ncol; c++)
         out[j + (size_t)c * m] += phi * A[i + (size_t)c * n];
     }
   }
+}
+
+void rff_features(const rff *f, const points *p, int i0, int i1, double *out,
+                  size_t ldo, int nthreads)
+{
+  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+      if ((double)(i1 - i0) * f->m * f->d > PARALLEL_WORK)
+  for (int i = i0; i < i1; i++)
+    for (int j = 0; j < f->m; j++)
+      out[i + (size_t)j * ldo] = feature_value(f, p, i, j);
 }

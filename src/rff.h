@@ -42,4 +42,11 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
 void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
                  double *out, int nthreads);
 
+/* The feature matrix itself, for solvers that work in the primal: rows
+ * i0..i1-1 of Phi(p) into out[i + j * ldo] (j < m), the same values that
+ * rff_matmul sums.  A row range lets a large matrix be built in slabs with
+ * interrupt checks between them. */
+void rff_features(const rff *f, const points *p, int i0, int i1, double *out,
+                  size_t ldo, int nthreads);
+
 #endif

@@ -800,6 +800,7 @@ int main(int argc, char **argv)
   test_cg();
   test_svgp();
   test_sgd();
+  test_cabcd();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

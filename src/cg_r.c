@@ -9,18 +9,6 @@
  * are reported every few iterations instead of every one. */
 #define CG_TRACE_BUDGET 1e7
 
-/* K(p, p) as an operator, read from a cached matrix when `use_cache`; the
- * cache is R_alloc'd, so it is freed even if the solve is interrupted. */
-static kernel_op square_op(const kernel *k, const points *p, SEXP use_cache,
-                           int nthreads, int *interrupted)
-{
-  kernel_op K = {k, p, p, NULL};
-  *interrupted = 0;
-  if (Rf_asLogical(use_cache))
-    K.cache = glue_kernel_cache(k, p, nthreads, interrupted);
-  return K;
-}
-
 SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
                 SEXP threads)
 {
@@ -39,8 +27,9 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
   glue_trace tr;
   glue_trace_init(&tr, b.d, opt.max_iterations / opt.trace_every + 1);
   int done = 0, interrupted = 0;
-  const kernel_op K = square_op(&k, &p, glue_list_get(control, "use_cache"),
-                                opt.nthreads, &interrupted);
+  const kernel_op K =
+      glue_square_operator(&k, &p, glue_list_get(control, "use_cache"),
+                           opt.nthreads, &interrupted);
   SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
   const solver_status status =
       interrupted ? SOLVER_STOPPED
@@ -59,7 +48,7 @@ SEXP C_pivchol(SEXP x, SEXP spec, SEXP jitter, SEXP rank, SEXP rel_tol,
   const int nthreads = glue_threads(threads);
   int max_rank = Rf_asInteger(rank), done = 0, interrupted = 0;
   if (max_rank > p.n) max_rank = p.n;
-  const kernel_op K = square_op(&k, &p, use_cache, nthreads, &interrupted);
+  const kernel_op K = glue_square_operator(&k, &p, use_cache, nthreads, &interrupted);
   if (interrupted) R_CheckUserInterrupt();
 
   double *L = (double *)R_alloc((size_t)p.n * max_rank, sizeof(double));

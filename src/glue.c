@@ -130,12 +130,14 @@ SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
   return out;
 }
 
-const double *glue_kernel_cache(const kernel *k, const points *p,
-                                int nthreads, int *interrupted)
+kernel_op glue_square_operator(const kernel *k, const points *p, SEXP use_cache,
+                               int nthreads, int *interrupted)
 {
+  kernel_op K = {k, p, p, NULL};
+  *interrupted = 0;
+  if (!Rf_asLogical(use_cache)) return K;
   double *cache = (double *)R_alloc((size_t)p->n * p->n, sizeof(double));
   const int slab = 1 + (int)(2e7 / ((double)p->n * (p->d + 1)));
-  *interrupted = 0;
   for (int j0 = 0; j0 < p->n; j0 += slab) {
     kernel_block_columns(k, p, p, j0, j0 + slab < p->n ? j0 + slab : p->n,
                          cache, nthreads);
@@ -144,5 +146,6 @@ const double *glue_kernel_cache(const kernel *k, const points *p,
       break;
     }
   }
-  return cache;
+  K.cache = cache;
+  return K;
 }

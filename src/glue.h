@@ -56,10 +56,13 @@ int glue_trace_record(void *trace, int iteration, const double *residuals);
 SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
                         const glue_trace *tr);
 
-/* K(p, p) in R-managed memory, built a slab of columns at a time so that
- * Ctrl-C is answered within a fraction of a second even when the whole
- * matrix takes seconds; *interrupted is set if it was. */
-const double *glue_kernel_cache(const kernel *k, const points *p,
-                                int nthreads, int *interrupted);
+/* K(p, p) as the operator of a solver: read from a cached matrix when
+ * `use_cache` (an R logical: the R side decided that the n x n matrix fits
+ * the memory budget), evaluated on the fly otherwise.  The cache lives in
+ * R-managed memory, so it is freed even if the solve is interrupted, and
+ * it is built a slab of columns at a time so that Ctrl-C is answered within
+ * a fraction of a second; *interrupted is set if it was. */
+kernel_op glue_square_operator(const kernel *k, const points *p, SEXP use_cache,
+                               int nthreads, int *interrupted);
 
 #endif

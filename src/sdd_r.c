@@ -70,12 +70,10 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
   glue_trace_init(&tr, SDD_TRACE_VALUES(b.d),
                   opt.iterations / opt.check_every + 1 + opt.metrics.n_at);
 
-  /* The R side decided whether the n x n kernel matrix fits the memory
-   * budget; R_alloc frees it even if the solve is interrupted. */
-  kernel_op K = {&k, &p, &p, NULL};
   int done = 0, interrupted = 0;
-  if (Rf_asLogical(glue_list_get(control, "use_cache")))
-    K.cache = glue_kernel_cache(&k, &p, opt.nthreads, &interrupted);
+  const kernel_op K =
+      glue_square_operator(&k, &p, glue_list_get(control, "use_cache"),
+                                           opt.nthreads, &interrupted);
 
   SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
   const solver_status status =

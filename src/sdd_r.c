@@ -73,7 +73,7 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
   int done = 0, interrupted = 0;
   const kernel_op K =
       glue_square_operator(&k, &p, glue_list_get(control, "use_cache"),
-                                           opt.nthreads, &interrupted);
+                           opt.nthreads, &interrupted);
 
   SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
   const solver_status status =

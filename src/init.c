@@ -11,6 +11,8 @@ SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_rng_normal(SEXP, SEXP, SEXP);
 SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_dsg_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_openmp_info(void);
 
@@ -24,6 +26,8 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_rng_normal, 3),
   CALLDEF(C_chol_solve, 5),
   CALLDEF(C_sdd_solve, 8),
+  CALLDEF(C_dsg_solve, 9),
+  CALLDEF(C_dsg_matmul, 7),
   CALLDEF(C_mll, 5),
   CALLDEF(C_openmp_info, 0),
   {NULL, NULL, 0}

@@ -809,6 +809,7 @@ int main(int argc, char **argv)
   test_sdd();
   test_rng();
   test_rff();
+  test_dsg();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

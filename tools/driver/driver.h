@@ -70,5 +70,6 @@ void test_chol(void);
 void test_sdd(void);
 void test_rng(void);
 void test_rff(void);
+void test_dsg(void);
 
 #endif

@@ -6,9 +6,9 @@
 
 #define FEATURE_TILE 128
 
-/* Features per thread below which a parallel region costs more than it
- * saves. */
-#define DRAW_PARALLEL_MIN 256
+/* Below this many features one thread draws them: a parallel region would
+ * cost more than it saves. */
+#define DRAW_PARALLEL_MIN 512
 
 void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
               double *phase)
@@ -22,7 +22,7 @@ void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
 {
   const int df = kernel_spectral_df(k);
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
-      if (m >= 2 * DRAW_PARALLEL_MIN)
+      if (m >= DRAW_PARALLEL_MIN)
   for (int i = 0; i < m; i++) {
     const uint64_t j = first + (uint64_t)i;
     double mix = 1.0;
@@ -61,6 +61,9 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
         for (int c = 0; c < d; c++) {
           const double xi = p->x[i + (size_t)c * n];
           const double *om = f->omega + (size_t)c * m + j0;
+          /* omp simd: at R's -O2 gcc will not vectorise a loop that needs a
+           * runtime aliasing check (elementwise, so the same bits). */
+          #pragma omp simd
           for (int t = 0; t < len; t++) proj[t] += xi * om[t];
         }
         for (int t = 0; t < len; t++) proj[t] = f->scale * cos(proj[t]);

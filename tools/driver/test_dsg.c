@@ -203,7 +203,7 @@ static void check_against_naive(void)
   double *noise = dalloc(n);
   const points p = {x, n, d};
   const dsg_basis b = {&k, d, 4, 777u};
-  dsg_options opt = {quick ? 100 : 200, 8, 1.0, 60.0, 25, 10, 31u, 2};
+  dsg_options opt = {quick ? 100 : 200, 8, 0.5, 60.0, 25, 10, 31u, 2};
   const size_t len = (size_t)opt.iterations * b.block * nrhs;
   double *a = dalloc(len), *ref = dalloc(len);
   int done;

@@ -20,8 +20,8 @@
 #' predictions replay the features from the seed, \eqn{O(T r d)} per point.
 #' The defaults (\eqn{T = 500}, \eqn{r = 64}, \eqn{B = 256}) make about
 #' \eqn{2 \cdot 10^9} feature evaluations, each a cosine: on a problem of the
-#' size of pol (13500 points, 26 inputs, no samples) that is 1-2.5 minutes
-#' on 2 threads. Each posterior sample adds a multiply-add per evaluation.
+#' size of pol (13500 points, 26 inputs, no samples) that took about 80 s
+#' of CPU time. Each posterior sample adds a multiply-add per evaluation.
 #'
 #' **Step size.** The step is \eqn{\gamma_t = \gamma_0 / (1 + t /}
 #' `step_decay`\eqn{)}, the paper's \eqn{\theta / (t + t_0)} with

@@ -13,6 +13,11 @@
  * step slightly beyond the stability limit grows the residual slowly, so a
  * high threshold would let such runs finish and return garbage. */
 #define DIVERGENCE_RESIDUAL 2.0
+/* Feature evaluations (points x features) below which one thread does a
+ * chunk: about a millisecond of work, less than waking a second thread can
+ * cost on a busy machine, and DSG's early steps are all this small.  The
+ * results do not depend on the choice. */
+#define PARALLEL_MIN_EVALS 32768
 /* The global scale of the coefficients is folded into them before it can
  * underflow (strong regularisation over many steps). */
 #define SCALE_FLOOR 1e-100
@@ -37,16 +42,17 @@ int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
     goto done;
   }
   const double scale = sqrt(2.0 * b->k->variance / b->block);
+  const int nth = (double)n * chunk < PARALLEL_MIN_EVALS ? 1 : nthreads;
   for (int j0 = 0; j0 < nfeat; j0 += chunk) {
     const int len = nfeat - j0 < chunk ? nfeat - j0 : chunk;
     rff_draw_range(b->k, len, d, b->seed, first + (uint64_t)j0, omega, phase,
-                   nthreads);
+                   nth);
     /* rff_matmul takes the chunk's coefficients as a len x ncol matrix. */
     for (int c = 0; c < ncol; c++)
       memcpy(W + (size_t)c * len, A + j0 + (size_t)c * lda,
              sizeof(double) * (size_t)len);
     const rff f = {len, d, omega, phase, scale};
-    rff_matmul(&f, p, W, ncol, part, n, nthreads);
+    rff_matmul(&f, p, W, ncol, part, n, nth);
     for (int c = 0; c < ncol; c++)
       for (int i = 0; i < n; i++)
         out[i + (size_t)c * ldo] += part[i + (size_t)c * n];

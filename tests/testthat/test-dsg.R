@@ -6,8 +6,9 @@
 #
 # The runs here are small (T r B = a few million feature evaluations per
 # fit) and use one thread: DSG's many short steps gain nothing from a
-# second thread on a busy machine (results are bitwise the same for any
-# thread count; tested below).
+# second thread on a busy machine, where waiting for it can cost many
+# times the work (results are bitwise the same for any thread count;
+# tested below).
 
 dsg_fit <- function(d, control, seed = 1, samples = 0, noise = 0.1, threads = 1) {
   withr::local_seed(seed)
@@ -72,6 +73,7 @@ test_that("every dsg_control() argument is validated with a classed error", {
 })
 
 test_that("the replayed basis is sqrt(2 sigma^2 / r) cos(omega' x + b) of the seed's features", {
+  withr::local_options(sddgp.threads = 1)
   # A tiny basis evaluated explicitly in R: T = 3 blocks of r = 2 features,
   # drawn with the package's feature generator (features t r .. t r + r - 1
   # of the seed's sequence belong to block t).
@@ -84,6 +86,22 @@ test_that("the replayed basis is sqrt(2 sigma^2 / r) cos(omega' x + b) of the se
   phi <- sqrt(2 * 2.5 / 2) * cos(xs %*% t(feats[[1]]) + rep(feats[[2]], each = 7))
   expect_equal(sddgp:::dsg_matmul(basis, ker, x, A, threads = 2), phi %*% A,
                tolerance = 1e-12)
+
+  # predict() of a (tiny) fit is that formula with the fit's basis and
+  # coefficients, in the fit's standardised units.
+  d <- make_data(20, 2)
+  fit <- withr::with_seed(1, gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, solver = "dsg",
+                                    control = dsg_control(iterations = 3, block_size = 2,
+                                                          batch_size = 8),
+                                    threads = 1))
+  expect_identical(fit$basis[c("block", "iterations")], list(block = 2L, iterations = 3L))
+  expect_identical(fit$basis$seed, fit$state$feature_seed)
+  feats <- .Call(sddgp:::C_rff_draw, sddgp:::kernel_spec(ker), 6L, 2L, fit$basis$seed)
+  sc <- fit$scaling
+  xfs <- sweep(sweep(x, 2, sc$x_center), 2, sc$x_scale * c(0.7, 1.3), "/")
+  phi_fit <- sqrt(2 * 2.5 / 2) * cos(xfs %*% t(feats[[1]]) + rep(feats[[2]], each = 7))
+  expect_equal(unname(predict(fit, x)),
+               drop(sc$y_center + sc$y_scale * phi_fit %*% fit$alpha), tolerance = 1e-12)
 
   # Scaling: each block of r features averages to the kernel, so the mean
   # over blocks of phi(x) phi(x')' estimates k(x, x') (from ref_kernel).
@@ -99,6 +117,7 @@ test_that("the replayed basis is sqrt(2 sigma^2 / r) cos(omega' x + b) of the se
 })
 
 test_that("the DSG mean approaches the exact posterior mean, more closely with more steps", {
+  withr::local_options(sddgp.threads = 1)
   d <- make_data(300, 2, seed = 41)
   xt <- make_inputs(200, 2)
   ref <- ref_posterior(d$x, d$y, xt, family = "matern32", lengthscale = 0.3,
@@ -163,17 +182,21 @@ test_that("heteroscedastic noise weights the loss so that the exact mean is the 
 
 test_that("DSG fits are bitwise identical for 1 and 2 threads", {
   d <- make_data(150, 2, seed = 43)
-  ctl <- dsg_control(iterations = 60, block_size = 16, batch_size = 32, check_every = 20)
+  # One thread evaluates fewer than 32768 (points x features) at a time;
+  # 64 points per batch reach that from step 32 on, and 100 new inputs
+  # against 960 features do too, so both paths run here.
+  ctl <- dsg_control(iterations = 60, block_size = 16, batch_size = 64, check_every = 20)
   f1 <- dsg_fit(d, ctl, seed = 7, samples = 2, threads = 1)
   f2 <- dsg_fit(d, ctl, seed = 7, samples = 2, threads = 2)
   expect_identical(f1$alpha, f2$alpha)
   expect_identical(f1$alpha_samples, f2$alpha_samples)
   expect_identical(f1$trace$residual, f2$trace$residual)
-  xt <- make_inputs(30, 2)
+  xt <- make_inputs(100, 2)
   expect_identical(predict(f1, xt, threads = 1), predict(f1, xt, threads = 2))
 })
 
 test_that("predict() with standard errors and simulate() work for DSG fits", {
+  withr::local_options(sddgp.threads = 1)
   d <- make_data(300, 2, seed = 44)
   xt <- make_inputs(40, 2)
   ref <- ref_posterior(d$x, d$y, xt, family = "matern32", lengthscale = 0.3,

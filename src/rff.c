@@ -6,26 +6,39 @@
 
 #define FEATURE_TILE 128
 
+/* Below this many features one thread draws them: a parallel region would
+ * cost more than it saves. */
+#define DRAW_PARALLEL_MIN 512
+
 void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
               double *phase)
 {
+  rff_draw_range(k, m, d, seed, 0, omega, phase, 1);
+}
+
+void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
+                    uint64_t first, double *omega, double *phase,
+                    int nthreads)
+{
   const int df = kernel_spectral_df(k);
-  for (int j = 0; j < m; j++) {
+  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+      if (m >= DRAW_PARALLEL_MIN)
+  for (int i = 0; i < m; i++) {
+    const uint64_t j = first + (uint64_t)i;
     double mix = 1.0;
     if (df > 0) {
       /* chi-square with integer df: a sum of df squared normals. */
       double u = 0.0;
       for (int t = 0; t < df; t++) {
-        const double z = rng_normal(seed, RNG_STREAM_CHISQ,
-                                    (uint64_t)j * df + t);
+        const double z = rng_normal(seed, RNG_STREAM_CHISQ, j * df + t);
         u += z * z;
       }
       mix = sqrt(df / u);
     }
     for (int c = 0; c < d; c++)
-      omega[j + (size_t)c * m] =
-          mix * rng_normal(seed, RNG_STREAM_OMEGA, (uint64_t)j * d + c);
-    phase[j] = 6.283185307179586 * rng_uniform(seed, RNG_STREAM_PHASE, j);
+      omega[i + (size_t)c * m] =
+          mix * rng_normal(seed, RNG_STREAM_OMEGA, j * d + c);
+    phase[i] = 6.283185307179586 * rng_uniform(seed, RNG_STREAM_PHASE, j);
   }
 }
 
@@ -60,6 +73,9 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
         for (int c = 0; c < d; c++) {
           const double xi = p->x[i + (size_t)c * n];
           const double *om = f->omega + (size_t)c * m + j0;
+          /* omp simd: at R's -O2 gcc will not vectorise a loop that needs a
+           * runtime aliasing check (elementwise, so the same bits). */
+          #pragma omp simd
           for (int t = 0; t < len; t++) proj[t] += xi * om[t];
         }
         for (int t = 0; t < len; t++) proj[t] = f->scale * cos(proj[t]);

@@ -32,6 +32,15 @@ void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
 void rff_draw_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
                    double *omega, double *phase);
 
+/* Features first..first+m-1 of the sequence rff_draw draws from `seed`
+ * (rff_draw is the range from 0).  Feature j depends only on (seed, j), so
+ * any range can be regenerated on its own, bitwise the same for any thread
+ * count: doubly stochastic gradients replay their per-step features this
+ * way instead of storing them. */
+void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
+                    uint64_t first, double *omega, double *phase,
+                    int nthreads);
+
 /* out (p->n x ncol, leading dimension ldo) = Phi(p) W with W m x ncol. */
 void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads);

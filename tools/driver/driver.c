@@ -801,6 +801,7 @@ int main(int argc, char **argv)
   test_svgp();
   test_sgd();
   test_cabcd();
+  test_dsg();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

@@ -161,3 +161,18 @@ void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
 {
   kernel_block_columns(k, p1, p2, 0, p2->n, out, nthreads);
 }
+
+points points_rows(const points *x, const int *rows, int first, int len,
+                   double *buf)
+{
+  for (int c = 0; c < x->d; c++) {
+    const double *col = x->x + (size_t)c * x->n;
+    double *out = buf + (size_t)c * len;
+    if (rows)
+      for (int j = 0; j < len; j++) out[j] = col[rows[j]];
+    else
+      memcpy(out, col + first, sizeof(double) * (size_t)len);
+  }
+  const points p = {buf, len, x->d};
+  return p;
+}

@@ -58,6 +58,12 @@ void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
 void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
                           int j0, int j1, double *out, int nthreads);
 
+/* Rows of x as points of their own, copied into buf (len x d doubles):
+ * rows[0..len-1], or first..first+len-1 when rows is NULL.  For solvers
+ * that evaluate kernels or features at a batch or a chunk of the data. */
+points points_rows(const points *x, const int *rows, int first, int len,
+                   double *buf);
+
 /* Squared scaled distances from point i of p1 to points j0..j0+len-1 of p2. */
 void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
                    double *r2);

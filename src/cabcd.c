@@ -343,13 +343,6 @@ static int adam_epoch(const cabcd_problem *pr, const cabcd_options *opt,
   return 0;
 }
 
-static int all_finite(const double *a, size_t len)
-{
-  for (size_t i = 0; i < len; i++)
-    if (!isfinite(a[i])) return 0;
-  return 1;
-}
-
 solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
                           const cabcd_options *opt, double *theta,
                           int *iterations_done, cabcd_history *hist,
@@ -473,7 +466,7 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
       if (rel[c] < opt->tolerance) sys[c].done = 1;
       else finished = 0;
     }
-    if (status == SOLVER_DIVERGED || !all_finite(theta, mk)) {
+    if (status == SOLVER_DIVERGED || !solver_all_finite(theta, mk)) {
       status = SOLVER_DIVERGED;
       break;
     }

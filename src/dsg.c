@@ -66,14 +66,6 @@ done:
   return status;
 }
 
-/* Rows `rows` of the column-major n x d matrix x into out (len x d). */
-static void gather_rows(const points *x, const int *rows, int len, double *out)
-{
-  for (int c = 0; c < x->d; c++)
-    for (int j = 0; j < len; j++)
-      out[j + (size_t)c * len] = x->x[rows[j] + (size_t)c * x->n];
-}
-
 solver_status dsg_solve(const dsg_basis *basis, const points *x,
                         const double *noise, const double *rhs, int nrhs,
                         const dsg_options *opt, double *alpha,
@@ -115,7 +107,7 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
    * each new block's contribution. */
   for (int j = 0; j < P; j++)
     prow[j] = rng_index(opt->seed, RNG_STREAM_PROBE, (uint64_t)j, n);
-  gather_rows(x, prow, P, xp_);
+  points_rows(x, prow, 0, P, xp_);
   for (int c = 0; c < nrhs; c++) {
     double ss = 0.0;
     for (int j = 0; j < P; j++) {
@@ -137,7 +129,7 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
       idx[j] = rng_index(opt->seed, RNG_STREAM_DSG, (uint64_t)t * B + j, n);
       w[j] = lambda / noise[idx[j]];
     }
-    gather_rows(x, idx, B, xb_);
+    points_rows(x, idx, 0, B, xb_);
 
     /* f_t at the batch from blocks 0..t-1, then the weighted loss
      * derivatives w_j (f(x_j) - b_j) in place. */

@@ -71,13 +71,6 @@ static void draw_batch(const sdd_options *opt, int n, int B, int t, int *perm,
   memcpy(idx, perm + pos, sizeof(int) * (size_t)B);
 }
 
-static int all_finite(const double *a, size_t len)
-{
-  for (size_t i = 0; i < len; i++)
-    if (!isfinite(a[i])) return 0;
-  return 1;
-}
-
 /* One solve's operands and working memory; NULL where the estimator needs
  * none. */
 typedef struct {
@@ -377,7 +370,7 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
           status = SOLVER_DIVERGED;
         if (!(values[c] < opt->tolerance)) below = 0;
       }
-      if (status == SOLVER_DIVERGED || !all_finite(w.alpha, len)) {
+      if (status == SOLVER_DIVERGED || !solver_all_finite(w.alpha, len)) {
         status = SOLVER_DIVERGED;
         break;
       }

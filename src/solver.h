@@ -4,6 +4,9 @@
 #ifndef SDDGP_SOLVER_H
 #define SDDGP_SOLVER_H
 
+#include <math.h>
+#include <stddef.h>
+
 typedef enum {
   SOLVER_MAX_ITER = 0,  /* ran all iterations */
   SOLVER_TOLERANCE = 1, /* the stopping tolerance was reached */
@@ -17,5 +20,14 @@ typedef enum {
  * solver has computed them this iteration.  A non-zero return stops the
  * solver with SOLVER_STOPPED. */
 typedef int (*solver_callback)(void *ctx, int iteration, const double *residuals);
+
+/* 1 when every element is finite: the solvers' last check for diverged
+ * iterates before they are handed back. */
+static inline int solver_all_finite(const double *a, size_t len)
+{
+  for (size_t i = 0; i < len; i++)
+    if (!isfinite(a[i])) return 0;
+  return 1;
+}
 
 #endif

@@ -31,16 +31,6 @@ static int chunk_width(int m, int n)
   return min_int(c > BLAS_BLOCK ? c : BLAS_BLOCK, n);
 }
 
-/* Rows i0..i0+len-1 of x as points of their own, copied into buf. */
-static points copy_rows(const points *x, int i0, int len, double *buf)
-{
-  for (int c = 0; c < x->d; c++)
-    memcpy(buf + (size_t)c * len, x->x + (size_t)c * x->n + i0,
-           sizeof(double) * (size_t)len);
-  const points p = {buf, len, x->d};
-  return p;
-}
-
 static int poll(const svgp_problem *p)
 {
   return p->callback && p->callback(p->ctx, 0, NULL);
@@ -219,7 +209,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
    * runs over the chunks in order. */
   for (int i0 = 0; i0 < n; i0 += cw) {
     const int len = min_int(cw, n - i0);
-    const points xcp = copy_rows(p->x, i0, len, xc);
+    const points xcp = points_rows(p->x, NULL, i0, len, xc);
     kernel_block_matrix(k, z, &xcp, kc, nth);
     memcpy(r, p->y + i0, sizeof(double) * (size_t)len);
     dgemv_("T", &m, &len, &minus_one, kc, &m, a, &inc, &one, r, &inc, 1);
@@ -293,7 +283,7 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
   memset(a, 0, sizeof(double) * (size_t)m);
   for (int i0 = 0; i0 < n; i0 += cw) {
     const int len = min_int(cw, n - i0);
-    const points xcp = copy_rows(x, i0, len, xc);
+    const points xcp = points_rows(x, NULL, i0, len, xc);
     kernel_block_matrix(k, z, &xcp, kc, nth);
     for (int i = 0; i < len; i++) {
       double *col = kc + (size_t)i * m;

@@ -1,8 +1,15 @@
 #include <math.h>
 #include "kernel.h"
+#include "vmath.h"
 
 #define SQRT3 1.7320508075688772
 #define SQRT5 2.2360679774997898
+
+/* Callers may form r2 from rounded sums. */
+static inline double clamp0(double x)
+{
+  return vm_max(x, 0.0);
+}
 
 int kernel_family_valid(int code)
 {
@@ -35,33 +42,35 @@ double kernel_dr2(const kernel *k, double r2)
   return 0.0;
 }
 
+SDDGP_HOT
 void kernel_apply(const kernel *k, double *r2, int len)
 {
-  /* The switch sits outside the loops so each loop body is branch-free and
-   * the compiler can vectorise the arithmetic around exp(). */
+  /* The switch sits outside the loops so each loop body is branch-free
+   * straight-line arithmetic (vmath.h) that vectorises. */
   const double s2 = k->variance;
-  int i;
-  /* Callers may form r2 from rounded sums; clamp with a comparison, which
-   * unlike fmax() compiles inline. */
-  for (i = 0; i < len; i++) r2[i] = r2[i] > 0.0 ? r2[i] : 0.0;
   switch (k->family) {
   case KERNEL_MATERN12:
-    for (i = 0; i < len; i++) r2[i] = s2 * exp(-sqrt(r2[i]));
+    #pragma omp simd
+    for (int i = 0; i < len; i++)
+      r2[i] = s2 * vm_exp_nonpositive(-vm_sqrt_nonnegative(clamp0(r2[i])));
     break;
   case KERNEL_MATERN32:
-    for (i = 0; i < len; i++) {
-      double r = SQRT3 * sqrt(r2[i]);
-      r2[i] = s2 * (1.0 + r) * exp(-r);
+    #pragma omp simd
+    for (int i = 0; i < len; i++) {
+      const double r = SQRT3 * vm_sqrt_nonnegative(clamp0(r2[i]));
+      r2[i] = s2 * (1.0 + r) * vm_exp_nonpositive(-r);
     }
     break;
   case KERNEL_MATERN52:
-    for (i = 0; i < len; i++) {
-      double r = SQRT5 * sqrt(r2[i]);
-      r2[i] = s2 * (1.0 + r + r * r / 3.0) * exp(-r);
+    #pragma omp simd
+    for (int i = 0; i < len; i++) {
+      const double r = SQRT5 * vm_sqrt_nonnegative(clamp0(r2[i]));
+      r2[i] = s2 * (1.0 + r + r * r / 3.0) * vm_exp_nonpositive(-r);
     }
     break;
   case KERNEL_SE:
-    for (i = 0; i < len; i++) r2[i] = s2 * exp(-0.5 * r2[i]);
+    #pragma omp simd
+    for (int i = 0; i < len; i++) r2[i] = s2 * vm_exp_nonpositive(-0.5 * clamp0(r2[i]));
     break;
   }
 }

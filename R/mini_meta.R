@@ -460,7 +460,7 @@ sdd_posterior <- function(state, kernel, noise, prior_mean, samples, control, th
     x <- matrix(x, 1L)
     kx <- .Call(C_kernel_matrix, scale_inputs(state$x, kernel), scale_inputs(x, kernel),
                 kernel_spec(kernel), threads)[, 1L]
-    problem <- new_problem(state$x, kx, kernel, noise / state$counts, NULL, threads)
+    problem <- new_problem(fit$x, kx, kernel, observation_noise(fit), NULL, threads)
     sol <- run_solver("sdd", problem, fit$control, threads, state = fit$state)
     max(kernel$variance - sum(kx * sol$alpha[, 1L]), 0)
   }

@@ -15,6 +15,14 @@ repeated_data <- function(seed = 3, h = 7, d = 2) {
   list(x = x, y = y)
 }
 
+# A noisy objective on a finite set with a clear maximiser.
+finite_problem <- function() {
+  grid <- matrix(seq(0, 1, length.out = 21))
+  f <- function(x) exp(-100 * (x[1] - 0.7)^2) - 0.3 * x[1]
+  list(grid = grid, f = f, noisy = function(x) f(x) + stats::rnorm(1, sd = 0.3),
+       best = which.max(apply(grid, 1, f)))
+}
+
 kern <- matern(5/2, lengthscale = c(0.3, 0.5), variance = 1.3)
 lambda <- 0.09
 
@@ -55,6 +63,58 @@ test_that("the compressed posterior equals the posterior given every repeat", {
   gain <- 0.5 * determinant(diag(nrow(K)) + K / lambda)$modulus[[1]]
   R <- sddgp:::compressed_cholesky(state, kern, lambda, threads = 2)
   expect_equal(sddgp:::information_gain(R, state, lambda), gain, tolerance = 1e-10)
+})
+
+test_that("gp_sdd() with weights = counts fits the same posterior mean", {
+  dat <- repeated_data()
+  state <- sddgp:::add_observations(sddgp:::new_compressed(2), dat$x, dat$y)
+  xnew <- make_inputs(20)
+  m0 <- mean(dat$y)
+  fit <- gp_sdd(state$x, state$sums / state$counts - m0, kernel = kern, noise = lambda,
+                weights = state$counts, solver = "cholesky", standardize = FALSE)
+  truth <- full_posterior(dat$x, dat$y, xnew, m0)
+  expect_equal(m0 + predict(fit, xnew), truth$mean, tolerance = 1e-8)
+})
+
+test_that("beyond the threshold, SDD approximates the compressed posterior", {
+  dat <- repeated_data(h = 30)
+  state <- sddgp:::add_observations(sddgp:::new_compressed(2), dat$x, dat$y)
+  xnew <- make_inputs(50)
+  m0 <- mean(dat$y)
+  truth <- full_posterior(dat$x, dat$y, xnew, m0)
+  set.seed(1)
+  # Batches of 10 of the 30 points: stochastic, yet 3000 steps converge.
+  post <- sddgp:::sdd_posterior(state, kern, lambda, m0, samples = 256,
+                                sdd_control(iterations = 3000, batch_size = 10), threads = 2)
+  got <- post$at(xnew)
+  expect_equal(got$mean, truth$mean, tolerance = 1e-6)
+  # The chosen point's variance comes from its own solve: accurate.
+  expect_equal(post$variance(xnew[7, ]), truth$var[7], tolerance = 1e-6)
+  # The others are mean squares of 256 samples, relative sd sqrt(2 / 256)
+  # = 0.09 each: within 4.5 sd everywhere, and unbiased on average.
+  ratio <- got$var / truth$var
+  expect_true(all(abs(ratio - 1) < 0.4))
+  expect_lt(abs(median(ratio) - 1), 0.1)
+  expect_gt(max(abs(ratio - 1)), 1e-3)
+
+  # The loop switches from the exact posterior to SDD past `threshold`.
+  p <- finite_problem()
+  run <- function(threads) {
+    set.seed(5)
+    res <- mini_meta(p$noisy, candidates = p$grid, budget = 40, beta = 2,
+                     kernel = matern(5/2, 0.1, 0.5), noise = 0.09, initial = 6, mini = FALSE,
+                     threshold = 8, samples = 16, control = sdd_control(iterations = 300),
+                     threads = threads)
+    res$history$seconds <- NULL
+    res
+  }
+  res <- run(2)
+  h <- res$history
+  # A step's solver depends on the unique points before it (6 initially).
+  before <- c(6, h$unique[-nrow(h)])
+  expect_identical(h$solver, ifelse(before > 8, "sdd", "cholesky"))
+  expect_true(any(h$solver == "sdd") && any(h$solver == "cholesky"))
+  expect_identical(res[c("x", "y", "history")], run(1)[c("x", "y", "history")])
 })
 
 test_that("the switching rule shrinks the posterior sd by at most C", {
@@ -106,14 +166,6 @@ test_that("EI with beta is the expected improvement of a beta-inflated sd", {
   expect_equal(sddgp:::acquisition_value(post, "ucb", beta, incumbent),
                post$mean + beta * sqrt(post$var))
 })
-
-# A noisy objective on a finite set with a clear maximiser.
-finite_problem <- function() {
-  grid <- matrix(seq(0, 1, length.out = 21))
-  f <- function(x) exp(-100 * (x[1] - 0.7)^2) - 0.3 * x[1]
-  list(grid = grid, f = f, noisy = function(x) f(x) + stats::rnorm(1, sd = 0.3),
-       best = which.max(apply(grid, 1, f)))
-}
 
 test_that("the loop concentrates its evaluations on the maximiser", {
   p <- finite_problem()

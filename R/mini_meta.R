@@ -45,9 +45,10 @@
 #'   mean by stochastic dual descent and the variances on the domain are the
 #'   mean squares of `samples` pathwise posterior samples, with relative
 #'   error about \eqn{\sqrt{2/S}}{sqrt(2 / samples)}: an approximation that
-#'   falls outside the regret analysis. \eqn{B} itself then uses the variance
-#'   at the chosen point from one extra SDD solve with right-hand side
-#'   \eqn{k(X_H, x)}.
+#'   falls outside the regret analysis. \eqn{B} (and the information gain
+#'   behind `beta = "theory"`) then use the variance at the chosen point from
+#'   one extra SDD solve with right-hand side \eqn{k(X_H, x)}, as accurate as
+#'   the solver's convergence.
 #'
 #' @section Exploration parameter \eqn{\beta_h}: A number is used as it is
 #'   at every step. `beta = "theory"` uses a reconstruction of the
@@ -149,7 +150,7 @@
 #'     `estimation`: what hyperparameter estimation reported, or `NULL`;
 #'   * `acquisition`, `C`, `mini`, `call`, `method` (`"mini_meta"`).
 #'
-#'   [print()][print.sddgp_bo()] and [plot()][plot.sddgp_bo()] show it.
+#'   `print()` and [plot()][plot.sddgp_bo()] show it.
 #' @references Calandriello, D., Carratino, L., Lazaric, A., Valko, M. and
 #'   Rosasco, L. (2022). Scaling Gaussian process optimization by evaluating
 #'   a few unique candidates multiple times. *ICML*, PMLR 162, 2523--2541.
@@ -239,6 +240,9 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   noise <- model$noise
   prior_mean <- mean(data_y)
   state <- add_observations(new_compressed(domain$d), data_x, data_y)
+  if (solver == "sdd" && length(state$counts) < 2L) {
+    abort_argument("solver", "is \"sdd\", which needs at least 2 distinct initial points")
+  }
   gamma <- if (identical(beta, "theory")) {
     information_gain(compressed_cholesky(state, kernel, noise, threads), state, noise)
   }

@@ -312,6 +312,7 @@ test_that("bad inputs give classed errors naming the argument", {
   arg_error(ok(x = p$grid[1:2, , drop = FALSE], y = c(1, NA)), "y", "NA")
   arg_error(ok(mini = NA), "mini")
   arg_error(ok(solver = "cg"), "solver")
+  arg_error(ok(solver = "sdd", initial = 1), "solver", "2 distinct initial points")
   arg_error(ok(threshold = 0), "threshold")
   arg_error(ok(samples = 1), "samples")
   arg_error(ok(control = cg_control()), "control", "sdd_control")

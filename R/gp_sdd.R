@@ -12,6 +12,14 @@
 #' corrected by the solution of its own linear system (solved together with
 #' the mean's, sharing every kernel row).
 #'
+#' With `weights`, observation \eqn{i} has its own noise variance
+#' \eqn{\lambda / w_i} and the system becomes
+#' \eqn{(K + \lambda W^{-1}) \alpha = y} with \eqn{W = \mathrm{diag}(w)},
+#' in every solver. As in [stats::lm()], a weight can stand for an observation
+#' that is the mean of \eqn{w_i} replicates, or for a known precision: to
+#' give per-observation noise variances \eqn{v_i} in the units of `y`, use
+#' `standardize = FALSE`, `noise = 1` and `weights = 1 / v`.
+#'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the
 #' data (see [estimation_control()]); the estimates are reported by `print()`
@@ -28,7 +36,11 @@
 #' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
 #'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`.
 #' @param noise Observation noise variance \eqn{\lambda}, or `NULL` to
-#'   estimate it.
+#'   estimate it. With `weights`, the noise variance of a unit weight.
+#' @param weights `NULL` (every observation has noise variance `noise`), or
+#'   positive observation weights, one per row of `x`: observation \eqn{i}
+#'   has noise variance `noise / weights[i]` (see Details). For the formula
+#'   method, a vector as long as `data` has rows.
 #' @param solver The solver: `"sdd"` (stochastic dual descent, the
 #'   default), `"cholesky"` (exact), `"cg"` (preconditioned conjugate
 #'   gradients), `"sgd"` (the stochastic gradient descent of Lin et al.
@@ -81,7 +93,7 @@ gp_sdd <- function(x, ...) UseMethod("gp_sdd")
 #' @rdname gp_sdd
 #' @export
 gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
-                           solver = NULL, control = NULL,
+                           weights = NULL, solver = NULL, control = NULL,
                            samples = 0, standardize = TRUE, threads = NULL,
                            estimation = estimation_control(), ...) {
   call <- match.call()
@@ -96,6 +108,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   check_flag(standardize, "standardize")
   kernel <- kernel_for_dimension(as_kernel(kernel), ncol(x))
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
+  weights <- check_weights(weights, nrow(x))
   threads <- sddgp_threads(threads)
 
   scaling <- standardization(x, y, standardize)
@@ -104,14 +117,15 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
 
   estimated <- NULL
   if (!kernel_is_complete(kernel) || is.null(noise)) {
-    estimated <- estimate_hyperparameters(xs, ys, kernel, noise, estimation, threads)
+    estimated <- estimate_hyperparameters(xs, ys, kernel, noise, estimation, threads,
+                                          weights)
     kernel <- estimated$kernel
     noise <- estimated$noise
     estimated <- estimated$estimation
   }
 
-  fit <- new_sddgp(xs, ys, scaling, kernel, noise, chosen$solver, chosen$control,
-                   colnames(x), threads)
+  fit <- new_sddgp(xs, ys, scaling, kernel, noise, weights, chosen$solver,
+                   chosen$control, colnames(x), threads)
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads)
   fit$call <- call
@@ -120,10 +134,14 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
 
 #' @rdname gp_sdd
 #' @export
-gp_sdd.formula <- function(x, data, ..., na.action = stats::na.omit) {
+gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.omit) {
   formula <- x
   if (missing(data)) abort_argument("data", "is missing: give the data frame holding the variables")
+  weights <- check_weights(weights, nrow(data), "`data` has %d rows")
   mf <- stats::model.frame(formula, data = data, na.action = na.action)
+  # Rows that na.action dropped lose their weights too.
+  omitted <- attr(mf, "na.action")
+  if (!is.null(weights) && length(omitted)) weights <- weights[-omitted]
   terms <- attr(mf, "terms")
   attr(terms, "intercept") <- 0L
   xm <- stats::model.matrix(terms, mf)
@@ -131,7 +149,7 @@ gp_sdd.formula <- function(x, data, ..., na.action = stats::na.omit) {
   attr(xm, "contrasts") <- NULL
   y <- stats::model.response(mf, "numeric")
   if (is.null(y)) abort_argument("x", "must be a formula with a response, such as y ~ .")
-  fit <- gp_sdd.default(xm, y, ...)
+  fit <- gp_sdd.default(xm, y, weights = weights, ...)
   fit$terms <- terms
   fit$xlevels <- stats::.getXlevels(terms, mf)
   fit$na.action <- attr(mf, "na.action")
@@ -139,10 +157,10 @@ gp_sdd.formula <- function(x, data, ..., na.action = stats::na.omit) {
   fit
 }
 
-new_sddgp <- function(xs, ys, scaling, kernel, noise, solver, control,
+new_sddgp <- function(xs, ys, scaling, kernel, noise, weights, solver, control,
                       input_names, threads) {
   structure(list(x = xs, y = ys, scaling = scaling, kernel = kernel,
-                 noise = noise, solver = solver, control = control,
+                 noise = noise, weights = weights, solver = solver, control = control,
                  input_names = input_names, n = nrow(xs), d = ncol(xs),
                  threads = threads),
             class = "sddgp")
@@ -151,7 +169,7 @@ new_sddgp <- function(xs, ys, scaling, kernel, noise, solver, control,
 # Solve for the posterior mean and `samples` pathwise samples together.
 fit_posterior <- function(fit, samples, threads) {
   prior <- if (samples > 0) draw_prior(fit$kernel, fit$d, fit$control$features, samples)
-  problem <- new_problem(fit$x, fit$y, fit$kernel, fit$noise, prior, threads)
+  problem <- new_problem(fit$x, fit$y, fit$kernel, observation_noise(fit), prior, threads)
   # Test data of trace metrics (sdd_control()) are standardised like the fit.
   problem$scaling <- fit$scaling
   sol <- run_solver(fit$solver, problem, fit$control, threads)
@@ -165,6 +183,22 @@ fit_posterior <- function(fit, samples, threads) {
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
   fit
+}
+
+# The noise variance of every training observation, noise / weights.
+observation_noise <- function(fit) {
+  if (is.null(fit$weights)) rep(fit$noise, fit$n) else fit$noise / fit$weights
+}
+
+# NULL, or positive finite weights, one per observation.
+check_weights <- function(weights, n, against = "`x` has %d rows") {
+  if (is.null(weights)) return(NULL)
+  check_positive_vector(weights, "weights")
+  if (length(weights) != n) {
+    abort_argument("weights", sprintf(paste("has length %d but", against),
+                                      length(weights), n))
+  }
+  as.numeric(weights)
 }
 
 standardization <- function(x, y, standardize) {
@@ -266,7 +300,7 @@ print.sddgp <- function(x, digits = 4, ...) {
   cat(strwrap(paste(format(x$kernel$lengthscale, digits = digits), collapse = " "),
               indent = 0, exdent = 4, initial = "  lengthscales: "),
       sep = "\n")
-  cat(sprintf("  noise variance: %s\n", format(x$noise, digits = digits)))
+  cat(noise_label(x$noise, x$weights, digits), "\n", sep = "")
   if (!is.null(x$estimation)) {
     cat(sprintf("  estimated by marginal likelihood on %d points: %s\n",
                 x$estimation$subset_size, paste(x$estimation$estimated, collapse = ", ")))
@@ -279,6 +313,13 @@ print.sddgp <- function(x, digits = 4, ...) {
 }
 
 solver_label <- function(fit) solver_labels[[fit$solver]]
+
+noise_label <- function(noise, weights, digits) {
+  if (is.null(weights)) return(sprintf("  noise variance: %s", format(noise, digits = digits)))
+  sprintf("  noise variance: %s / weights (weights from %s to %s)",
+          format(noise, digits = digits), format(min(weights), digits = digits),
+          format(max(weights), digits = digits))
+}
 
 final_residual <- function(fit) {
   if (nrow(fit$trace) == 0L) return(NA_real_)
@@ -300,7 +341,8 @@ summary.sddgp <- function(object, ...) {
   last <- if (nrow(tr)) tr[nrow(tr), ] else NULL
   structure(list(
     call = object$call, n = object$n, d = object$d, kernel = object$kernel,
-    noise = object$noise, solver = object$solver, control = object$control,
+    noise = object$noise, weights = object$weights, solver = object$solver,
+    control = object$control,
     step_size = object$state$step_size, samples = ncol(object$alpha_samples),
     iterations = object$iterations, status = object$status,
     seconds = object$seconds, threads = object$threads,
@@ -321,7 +363,7 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
   cat(sprintf("Data: %d observations, %d input%s\n", x$n, x$d, if (x$d == 1L) "" else "s"))
   cat("\nKernel (standardised units):\n")
   print(x$kernel, digits = digits)
-  cat(sprintf("  noise variance: %s\n", format(x$noise, digits = digits)))
+  cat(noise_label(x$noise, x$weights, digits), "\n", sep = "")
   if (!is.null(x$estimation)) {
     cat(sprintf("  estimated (%s) on %d points: log marginal likelihood %s, %.1f s\n",
                 paste(x$estimation$estimated, collapse = ", "), x$estimation$subset_size,

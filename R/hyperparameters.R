@@ -95,7 +95,8 @@ print.sddgp_estimation_control <- function(x, ...) {
 
 # Maximise the exact log marginal likelihood of a random subset of (x, y)
 # over the hyperparameters left NULL in `kernel` and `noise`; the given ones
-# stay fixed.  x and y are the (standardised) training data; the subset is
+# stay fixed.  x and y are the (standardised) training data, `weights` NULL
+# or the observation weights (noise variance noise / weights); the subset is
 # drawn with R's generator.  Returns list(kernel = the completed kernel,
 # noise, estimation = list(subset_size, log_marginal_likelihood (of the
 # subset, at the estimates), counts (likelihood evaluations per stage, named
@@ -103,7 +104,8 @@ print.sddgp_estimation_control <- function(x, ...) {
 # which runs to convergence; the later stages stop after a set number of
 # iterations by design), message (optim's message for every stage), seconds,
 # estimated (names of the estimated hyperparameters))).
-estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
+estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
+                                     weights = NULL) {
   start_time <- proc.time()[["elapsed"]]
   n <- nrow(x)
   d <- ncol(x)
@@ -113,6 +115,7 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
   rows <- sample.int(n, m)
   xs <- x[rows, , drop = FALSE]
   ys <- y[rows]
+  ws <- weights[rows]
 
   kernel <- kernel_for_dimension(kernel, d)
   space <- parameter_space(xs, ys, kernel, noise, control$min_noise)
@@ -126,9 +129,9 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads) {
   convergence <- 0L
 
   for (s in seq_len(last)) {
-    objective <- mll_objective(xs[seq_len(sizes[s]), , drop = FALSE],
-                               ys[seq_len(sizes[s])], kernel$family,
-                               space$start, free, threads)
+    stage <- seq_len(sizes[s])
+    objective <- mll_objective(xs[stage, , drop = FALSE], ys[stage], ws[stage],
+                               kernel$family, space$start, free, threads)
     if (length(free) > 0L) {
       # Smaller stages cost (m / size)^3 less per evaluation: they get
       # (m / size)^2 times the final stage's iterations, and a looser
@@ -225,7 +228,7 @@ parameter_space <- function(x, y, kernel, noise, min_noise) {
 # and tolerances mean the same for the pilot and the whole subset.  optim()
 # asks for the value and the gradient at the same point in separate calls;
 # the last evaluation is cached so each point costs one O(m^3) evaluation.
-mll_objective <- function(x, y, family, theta, free, threads) {
+mll_objective <- function(x, y, weights, family, theta, free, threads) {
   d <- ncol(x)
   m <- nrow(x)
   last_par <- NULL
@@ -237,7 +240,7 @@ mll_objective <- function(x, y, family, theta, free, threads) {
       kernel <- list(family = family, lengthscale = exp(theta[seq_len(d)]),
                      variance = exp(theta[[d + 1L]]))
       res <- .Call(C_mll, scale_inputs(x, kernel), y, kernel_spec(kernel),
-                   exp(theta[[d + 2L]]), threads)
+                   exp(theta[[d + 2L]]), weights, threads)
       count <<- count + 1L
       last_par <<- par
       # A matrix that is numerically not positive definite (only possible

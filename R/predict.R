@@ -16,6 +16,10 @@
 #' @param se.fit Return standard errors of the posterior mean of f.
 #' @param interval `"none"`, `"confidence"` (for f) or `"prediction"` (for a
 #'   new observation y, noise included).
+#' @param weights Weights of the new observations, for prediction intervals:
+#'   a new observation has noise variance `noise / weights` (as the training
+#'   observations of a fit with `weights`). One value, or one per row of
+#'   `newdata`.
 #' @param level Coverage of the intervals.
 #' @param chunk_size Rows of `newdata` handled at a time.
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
@@ -23,11 +27,13 @@
 #' @return With `se.fit = FALSE` and `interval = "none"`: a numeric vector.
 #'   With an interval: a matrix with columns `fit`, `lwr`, `upr`. With
 #'   `se.fit = TRUE`: a list with `fit` (vector or matrix as before),
-#'   `se.fit` and `residual.scale` (the noise standard deviation).
+#'   `se.fit` and `residual.scale` (the noise standard deviation of a unit
+#'   weight).
 #' @export
 predict.sddgp <- function(object, newdata, se.fit = FALSE,
                           interval = c("none", "confidence", "prediction"),
-                          level = 0.95, chunk_size = 4096L, threads = NULL, ...) {
+                          level = 0.95, weights = 1, chunk_size = 4096L,
+                          threads = NULL, ...) {
   check_dots_empty(...)
   check_flag(se.fit, "se.fit")
   if (is.character(interval) && length(interval) == 3L) interval <- interval[1L]
@@ -36,6 +42,11 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   check_number(chunk_size, "chunk_size", lower = 1, integer = TRUE)
   threads <- sddgp_threads(threads)
   xnew <- if (missing(newdata)) object$x else new_inputs(object, newdata)
+  check_positive_vector(weights, "weights")
+  if (!length(weights) %in% c(1L, nrow(xnew))) {
+    abort_argument("weights", sprintf("must have length 1 or %d (the rows of `newdata`), not %d",
+                                      nrow(xnew), length(weights)))
+  }
   need_var <- se.fit || interval != "none"
   if (need_var) require_samples(object, "standard errors and intervals")
 
@@ -53,7 +64,7 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
 
   se <- sc$y_scale * sqrt(var)
   if (interval != "none") {
-    spread <- if (interval == "prediction") sqrt(se^2 + sc$y_scale^2 * object$noise) else se
+    spread <- if (interval == "prediction") sqrt(se^2 + sc$y_scale^2 * object$noise / weights) else se
     q <- stats::qnorm((1 + level) / 2)
     fit <- cbind(fit = fit, lwr = fit - q * spread, upr = fit + q * spread)
   }

@@ -71,7 +71,8 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NUL
 # that they are consistent with its mean.
 draw_posterior_samples <- function(object, nsim, threads) {
   prior <- draw_prior(object$kernel, object$d, object$control$features, nsim)
-  problem <- new_problem(object$x, NULL, object$kernel, object$noise, prior, threads)
+  problem <- new_problem(object$x, NULL, object$kernel, observation_noise(object),
+                         prior, threads)
   sol <- run_solver(object$solver, problem, object$control, threads, state = object$state)
   list(alpha = sol$alpha, prior = prior)
 }

@@ -45,14 +45,14 @@ static void column_sums(const kernel *k, const points *x, const double *kinv,
 }
 
 mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
-                        double noise, int nthreads, double *value,
-                        double *grad)
+                        double noise, const double *weights, int nthreads,
+                        double *value, double *grad)
 {
   const int m = x->n, d = x->d, one = 1;
   const size_t stride = (size_t)d + 1;
   mll_status status = MLL_OK;
   int info = 0;
-  double quad = 0.0, half_logdet = 0.0, trace_w = 0.0;
+  double quad = 0.0, half_logdet = 0.0, trace_w = 0.0, trace_noise = 0.0;
 
   double *kmat = malloc(sizeof(double) * (size_t)m * m);
   double *a = malloc(sizeof(double) * (size_t)m);
@@ -65,7 +65,7 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
 
   /* chol_factor takes one noise variance per point; a (scratch) is free
    * until the solve below. */
-  for (int i = 0; i < m; i++) a[i] = noise;
+  for (int i = 0; i < m; i++) a[i] = weights ? noise / weights[i] : noise;
   if (chol_factor(k, x, a, kmat, nthreads) != 0) {
     status = MLL_NOT_POSITIVE_DEFINITE;
     goto done;
@@ -102,9 +102,15 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
      * diagonal of dK/dlog(l_c) = -2 (x_ic - x_jc)^2 k' is zero. */
     grad[c] = c < (size_t)d ? -2.0 * s : s;
   }
-  for (int i = 0; i < m; i++) trace_w += a[i] * a[i] - kmat[i + (size_t)i * m];
-  grad[d] += 0.5 * kernel_value(k, 0.0) * trace_w; /* diagonal of K */
-  grad[d + 1] = 0.5 * noise * trace_w;
+  /* Diagonal terms: dK/dlog(variance) has the kernel's variance on its
+   * diagonal, and d(noise_i)/dlog(noise) = noise_i = noise / w_i. */
+  for (int i = 0; i < m; i++) {
+    const double w_ii = a[i] * a[i] - kmat[i + (size_t)i * m];
+    trace_w += w_ii;
+    trace_noise += weights ? w_ii / weights[i] : w_ii;
+  }
+  grad[d] += 0.5 * kernel_value(k, 0.0) * trace_w;
+  grad[d + 1] = 0.5 * noise * trace_noise;
   *value = -0.5 * quad - half_logdet - 0.5 * m * LOG_2PI;
 
 done:

@@ -14,14 +14,15 @@ typedef enum {
   MLL_NO_MEMORY = 2
 } mll_status;
 
-/* For y ~ N(0, K + noise I) with K = k(x, x), sets
- *   *value = log p(y) = -y'a/2 - log|K + noise I|/2 - (m/2) log(2 pi),
- * with a = (K + noise I)^{-1} y, and grad (length x->d + 2) to its
+/* For y ~ N(0, K + noise W^{-1}) with K = k(x, x) and W = diag(weights)
+ * (weights NULL: W = I), sets
+ *   *value = log p(y) = -y'a/2 - log|K + noise W^{-1}|/2 - (m/2) log(2 pi),
+ * with a = (K + noise W^{-1})^{-1} y, and grad (length x->d + 2) to its
  * derivatives with respect to (log l_1, ..., log l_d, log variance,
  * log noise).  x holds the m inputs already divided by the length scales.
  * On failure value and grad are left untouched. */
 mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
-                        double noise, int nthreads, double *value,
-                        double *grad);
+                        double noise, const double *weights, int nthreads,
+                        double *value, double *grad);
 
 #endif

@@ -3,12 +3,14 @@
 #include "glue.h"
 #include "mll.h"
 
-SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP threads)
+SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
 {
   const kernel k = glue_kernel(spec);
   const points p = glue_points(x, "x");
   const double *yy = glue_doubles(y, p.n, "y");
   const double lambda = glue_doubles(noise, 1, "noise")[0];
+  /* NULL weights: every observation has the noise variance lambda. */
+  const double *w = Rf_isNull(weights) ? NULL : glue_doubles(weights, p.n, "weights");
   const char *names[] = {"value", "gradient", ""};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   SEXP value = PROTECT(Rf_ScalarReal(NA_REAL));
@@ -16,7 +18,7 @@ SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP threads)
   for (int c = 0; c < p.d + 2; c++) REAL(grad)[c] = NA_REAL;
   /* A matrix that is not positive definite is an answer (NA), not an
    * error: the optimiser's line search may step there and back off. */
-  if (mll_evaluate(&k, &p, yy, lambda, glue_threads(threads), REAL(value),
+  if (mll_evaluate(&k, &p, yy, lambda, w, glue_threads(threads), REAL(value),
                    REAL(grad)) == MLL_NO_MEMORY)
     Rf_error("not enough memory for the %d x %d kernel matrix of the "
              "marginal likelihood", p.n, p.n);

@@ -76,6 +76,91 @@ test_that("the Cholesky solver is exact for every kernel family", {
   }
 })
 
+test_that("observation weights give the exact heteroscedastic posterior in SDD, CG and Cholesky", {
+  d <- make_data(300, 2, seed = 16)
+  xt <- make_inputs(6, 2)
+  ls <- c(0.3, 0.6)
+  # Noise variances from 0.02 to 0.5: far from the homoscedastic answer.
+  w <- withr::with_seed(17, stats::runif(300, 0.2, 5))
+  ref <- ref_posterior(d$x, d$y, xt, "matern32", ls, 1, 0.1 / w)
+  homo <- ref_posterior(d$x, d$y, xt, "matern32", ls, 1, 0.1)
+  expect_gt(max_rel_err(homo$mean, ref$mean), 0.01)
+  fit <- function(solver, control = NULL) {
+    gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.1, weights = w,
+           solver = solver, control = control, standardize = FALSE, threads = 1)
+  }
+  chol_fit <- fit("cholesky")
+  expect_equal(chol_fit$alpha, ref$alpha, tolerance = 1e-8)
+  expect_equal(unname(predict(chol_fit, xt)), ref$mean, tolerance = 1e-8)
+  expect_identical(chol_fit$weights, w)
+  # CG to a relative residual of 1e-10: its answer is that close, up to the
+  # condition number (about 1e3 here).
+  cg_fit <- fit("cg", cg_control(tolerance = 1e-10))
+  expect_lt(max_rel_err(cg_fit$alpha, ref$alpha), 1e-6)
+  # Full-batch SDD (B >= n) converges linearly: 6000 steps reach about 1e-8.
+  withr::local_seed(3)
+  sdd_fit <- fit("sdd", sdd_control(iterations = 6000, batch_size = 300))
+  expect_lt(max_rel_err(predict(sdd_fit, xt), ref$mean), 1e-6)
+})
+
+test_that("a weight w stands for the mean of w replicates of an observation", {
+  # The full data: 40 distinct inputs, each observed 1 to 4 times.  The
+  # compressed data: each input once, with the mean of its observations and
+  # its count as weight.  The posteriors of f are the same.
+  d <- make_data(40, 2, seed = 18)
+  counts <- rep_len(1:4, 40)
+  rows <- rep(seq_len(40), counts)
+  y_full <- d$y[rows] + withr::with_seed(19, stats::rnorm(length(rows), sd = 0.3))
+  y_mean <- as.numeric(tapply(y_full, rows, mean))
+  ker <- matern(5/2, c(0.4, 0.7), 1.5)
+  xt <- make_inputs(5, 2)
+  full <- gp_sdd(d$x[rows, ], y_full, kernel = ker, noise = 0.09, solver = "cholesky",
+                 standardize = FALSE)
+  compressed <- gp_sdd(d$x, y_mean, kernel = ker, noise = 0.09, weights = counts,
+                       solver = "cholesky", standardize = FALSE)
+  expect_equal(predict(compressed, xt), predict(full, xt), tolerance = 1e-8)
+  ref <- ref_posterior(d$x[rows, ], y_full, xt, "matern52", c(0.4, 0.7), 1.5, 0.09)
+  expect_equal(unname(predict(compressed, xt)), ref$mean, tolerance = 1e-8)
+})
+
+test_that("with weights, the noise variance is estimated with its weights", {
+  # Heteroscedastic data drawn exactly from the model with noise 0.04 / w.
+  set.seed(20)
+  n <- 600
+  x <- matrix(runif(n), ncol = 1)
+  w <- rep(c(0.25, 1, 4), length.out = n)
+  cov <- ref_kernel(x, x, "matern32", 0.3, 1) + diag(0.04 / w)
+  y <- drop(crossprod(chol(cov), rnorm(n)))
+  withr::local_seed(1)
+  weighted <- gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), weights = w,
+                     solver = "cholesky", standardize = FALSE)
+  unweighted <- gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), solver = "cholesky",
+                       standardize = FALSE)
+  # The asymptotic standard error of log(noise) here is about sqrt(2 / 600)
+  # = 0.06: allow 4 of them.  Ignoring the weights finds the average noise
+  # (0.04 * (4 + 1 + 0.25) / 3 = 0.07), which this test tells apart.
+  expect_lt(abs(log(weighted$noise / 0.04)), 0.24)
+  expect_gt(abs(log(unweighted$noise / 0.04)), 0.3)
+  expect_equal(weighted$estimation$estimated, "noise")
+})
+
+test_that("the formula interface takes weights and drops them with incomplete rows", {
+  d <- make_data(30, 2, seed = 21)
+  df <- data.frame(d$x, y = d$y)
+  df$x1[3] <- NA
+  w <- seq(0.5, 3, length.out = 30)
+  ker <- matern(3/2, 0.5, 1)
+  f <- gp_sdd(y ~ ., data = df, weights = w, kernel = ker, noise = 0.1,
+              solver = "cholesky", standardize = FALSE)
+  m <- gp_sdd(d$x[-3, ], d$y[-3], weights = w[-3], kernel = ker, noise = 0.1,
+              solver = "cholesky", standardize = FALSE)
+  expect_identical(f$weights, w[-3])
+  expect_equal(f$alpha, m$alpha, tolerance = 1e-12)
+  expect_error(gp_sdd(y ~ ., data = df, weights = w[-1], kernel = ker, noise = 0.1),
+               class = "sddgp_error_argument",
+               regexp = "`weights` has length 29 but `data` has 30 rows")
+})
+
 test_that("standardize = TRUE fits the z-scored data and predicts in original units", {
   d <- make_data(150, 2, seed = 15)
   x <- d$x * rep(c(10, 0.01), each = 150) + rep(c(5, -3), each = 150)
@@ -325,6 +410,11 @@ test_that("print() and summary() report the key fields", {
   expect_output(print(fc), "60 observations, 1 input; 0 posterior samples")
   expect_output(print(summary(fc)), "Solver: exact Cholesky")
   expect_output(print(summary(fc)), "squared exponential kernel")
+
+  fw <- gp_sdd(d$x[, 1], d$y, kernel = squared_exponential(0.5, 1), noise = 0.1,
+               weights = rep(c(0.5, 2), 30), solver = "cholesky")
+  expect_output(print(fw), "noise variance: 0.1 / weights \\(weights from 0.5 to 2\\)")
+  expect_output(print(summary(fw)), "noise variance: 0.1 / weights \\(weights from 0.5 to 2\\)")
 })
 
 test_that("print() writes no empty lines and wraps long length-scale lists", {
@@ -403,6 +493,14 @@ test_that("bad data give classed errors naming the argument", {
                regexp = "`x` must have at least 2 rows")
   expect_error(fit(x = matrix(numeric(0), 20, 0)), class = "sddgp_error_argument",
                regexp = "`x` must have at least one column")
+  expect_error(fit(weights = rep(1, 19)), class = "sddgp_error_argument",
+               regexp = "`weights` has length 19 but `x` has 20 rows")
+  expect_error(fit(weights = replace(rep(1, 20), 7, 0)), class = "sddgp_error_argument",
+               regexp = "`weights` must be positive; element 7 is 0")
+  expect_error(fit(weights = replace(rep(1, 20), 2, NA)), class = "sddgp_error_argument",
+               regexp = "`weights` must not contain NA")
+  expect_error(fit(weights = rep("1", 20)), class = "sddgp_error_argument",
+               regexp = "`weights` must be a non-empty numeric vector")
 })
 
 test_that("bad hyperparameters and settings give classed errors naming the argument", {

@@ -26,12 +26,12 @@ mll_reference <- function(x, y, family, lengthscale, variance, noise) {
 
 # C_mll at log hyperparameters theta = (log lengthscales, log variance,
 # log noise).
-mll_at <- function(x, y, family, theta, threads = 2L) {
+mll_at <- function(x, y, family, theta, threads = 2L, weights = NULL) {
   d <- ncol(x)
   kernel <- sddgp:::new_kernel(family, exp(theta[seq_len(d)]),
                                exp(theta[[d + 1L]]))
   .Call(sddgp:::C_mll, sddgp:::scale_inputs(x, kernel), y,
-        sddgp:::kernel_spec(kernel), exp(theta[[d + 2L]]), as.integer(threads))
+        sddgp:::kernel_spec(kernel), exp(theta[[d + 2L]]), weights, as.integer(threads))
 }
 
 set.seed(20240611)
@@ -63,6 +63,23 @@ test_that("the gradient matches central finite differences of the value", {
   }
 })
 
+test_that("with weights, value and gradient are those of K + noise / weights", {
+  w <- seq(0.2, 5, length.out = nrow(x_small))
+  h <- 1e-5
+  for (family in c("matern32", "se")) {
+    got <- mll_at(x_small, y_small, family, theta_small, weights = w)
+    want <- mll_reference(x_small, y_small, family, exp(theta_small[1:3]),
+                          exp(theta_small[4]), exp(theta_small[5]) / w)
+    expect_equal(got$value, want, tolerance = 1e-8, info = family)
+    fd <- vapply(seq_along(theta_small), function(i) {
+      step <- replace(numeric(length(theta_small)), i, h)
+      (mll_at(x_small, y_small, family, theta_small + step, weights = w)$value -
+         mll_at(x_small, y_small, family, theta_small - step, weights = w)$value) / (2 * h)
+    }, numeric(1))
+    expect_equal(got$gradient, fd, tolerance = 1e-5, info = family)
+  }
+})
+
 test_that("value and gradient do not depend on the number of threads", {
   x <- matrix(rnorm(300 * 4), ncol = 4)
   y <- rnorm(300)
@@ -76,7 +93,7 @@ test_that("value and gradient do not depend on the number of threads", {
 test_that("a kernel matrix that is not positive definite gives NA", {
   # A negative noise larger than every eigenvalue of K.
   got <- .Call(sddgp:::C_mll, x_small, y_small, list(family = 4L, variance = 1),
-               -1e3, 1L)
+               -1e3, NULL, 1L)
   expect_identical(got$value, NA_real_)
   expect_true(all(is.na(got$gradient)))
 })

@@ -71,6 +71,25 @@ test_that("intervals are fit +- z * se, and prediction intervals add the noise",
   expect_true(all(p50[, "upr"] < pc[, "upr"]))
 })
 
+test_that("prediction intervals use the noise of the new observations' weights", {
+  m <- pred_fit(samples = 30)
+  xt <- make_inputs(4, 2)
+  ps <- predict(m$fit, xt, se.fit = TRUE)
+  w <- c(0.5, 1, 2, 4)
+  pp <- predict(m$fit, xt, interval = "prediction", weights = w)
+  # noise / w in standardised units, times the target's scale squared.
+  want <- sqrt(ps$se.fit^2 + m$fit$scaling$y_scale^2 * m$fit$noise / w)
+  expect_equal(unname(pp[, "upr"] - pp[, "fit"]), unname(qnorm(0.975) * want),
+               tolerance = 1e-12)
+  p2 <- predict(m$fit, xt, interval = "prediction", weights = 2)
+  expect_equal(p2[3, ], pp[3, ], tolerance = 1e-12)
+  expect_error(predict(m$fit, xt, interval = "prediction", weights = c(1, 2)),
+               class = "sddgp_error_argument",
+               regexp = "`weights` must have length 1 or 4 \\(the rows of `newdata`\\), not 2")
+  expect_error(predict(m$fit, xt, interval = "prediction", weights = -1),
+               class = "sddgp_error_argument", regexp = "`weights` must be positive")
+})
+
 test_that("standard errors match the exact posterior standard deviation", {
   d <- make_data(80, 2, seed = 62)
   xt <- rbind(c(0.5, 0.5), c(0.2, 0.8), c(0.9, 0.1), c(1.4, 1.2))

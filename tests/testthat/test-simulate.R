@@ -7,8 +7,9 @@ colnames(post_points) <- c("x1", "x2")
 post_ls <- c(0.3, 0.5)
 
 # Exact posterior of f at xt given the features behind a set of samples: the
-# pathwise sample mu + f0(x*) - k*' A^{-1} (f0(X) + zeta) with f0 = Phi w has
-# covariance B B' + noise k*' A^{-2} k*, B = Phi(x*) - k*' A^{-1} Phi(X).
+# pathwise sample mu + f0(x*) - k*' A^{-1} (f0(X) + zeta) with f0 = Phi w and
+# zeta ~ N(0, Lambda) has covariance B B' + k*' A^{-1} Lambda A^{-1} k*,
+# B = Phi(x*) - k*' A^{-1} Phi(X), Lambda the observations' noise variances.
 feature_posterior_cov <- function(fit, x, xt, family) {
   ker <- fit$kernel
   feat <- function(z) {
@@ -17,11 +18,12 @@ feature_posterior_cov <- function(fit, x, xt, family) {
       cos(sweep(z, 2, ker$lengthscale, "/") %*% t(fit$prior$omega) +
             rep(fit$prior$phase, each = nrow(z)))
   }
-  A <- ref_kernel(x, x, family, ker$lengthscale, ker$variance) + diag(fit$noise, nrow(x))
+  noise <- fit$noise / if (is.null(fit$weights)) 1 else fit$weights
+  A <- ref_kernel(x, x, family, ker$lengthscale, ker$variance) + diag(noise, nrow(x))
   Ks <- ref_kernel(xt, x, family, ker$lengthscale, ker$variance)
   KA <- t(solve(A, t(Ks)))
   B <- feat(xt) - KA %*% feat(x)
-  tcrossprod(B) + fit$noise * tcrossprod(KA)
+  tcrossprod(B) + KA %*% (noise * t(KA))
 }
 
 test_that("Cholesky posterior samples have the exact posterior mean and covariance", {
@@ -80,6 +82,32 @@ test_that("SDD posterior samples match the exact posterior", {
   # entries are off by up to about 3 sqrt(1.5 / 4000) = 6%).
   scale <- sqrt(outer(diag(ref$cov), diag(ref$cov)))
   expect_true(all(abs(emp - ref$cov) < 6 * se_cov + 0.1 * scale))
+})
+
+test_that("SDD samples with observation weights match the exact heteroscedastic posterior", {
+  d <- post_x()
+  ker <- matern(5/2, post_ls, 1)
+  w <- withr::with_seed(53, stats::runif(nrow(d$x), 0.2, 5))
+  ref <- ref_posterior(d$x, d$y, post_points, "matern52", post_ls, 1, 0.05 / w)
+  withr::local_seed(54)
+  N <- 500
+  fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, weights = w, standardize = FALSE,
+                samples = N, control = sdd_control(iterations = 1500, features = 4000),
+                threads = 1)
+  s <- as.matrix(simulate(fit, nsim = N, newdata = post_points))
+  # As in the unweighted test above: Gaussian standard errors given the
+  # fit's features, then 10% of the scale for the features' kernel error.
+  C_feat <- feature_posterior_cov(fit, d$x, post_points, "matern52")
+  expect_true(all(abs(rowMeans(s) - ref$mean) < 6 * sqrt(diag(C_feat) / N)))
+  emp <- tcrossprod(s - ref$mean) / N
+  se_cov <- sqrt((outer(diag(C_feat), diag(C_feat)) + C_feat^2) / N)
+  expect_true(all(abs(emp - C_feat) < 6 * se_cov))
+  scale <- sqrt(outer(diag(ref$cov), diag(ref$cov)))
+  expect_true(all(abs(emp - ref$cov) < 6 * se_cov + 0.1 * scale))
+  # The weights matter here: the homoscedastic posterior's variances differ
+  # from the weighted ones by more than the tolerance above.
+  homo <- ref_posterior(d$x, d$y, post_points, "matern52", post_ls, 1, 0.05)
+  expect_gt(max(abs(diag(homo$cov) - diag(ref$cov)) / diag(ref$cov)), 0.25)
 })
 
 test_that("simulate() returns a data frame sim_1 .. sim_nsim, one row per input", {

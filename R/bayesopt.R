@@ -33,6 +33,20 @@ runif_box <- function(m, box) {
   u * rep(box$upper - box$lower, each = m) + rep(box$lower, each = m)
 }
 
+# Kernel hyperparameters and noise variance converted between the original
+# units of the data and the standardised units of `scaling` (see
+# standardization()): length scales go with the inputs' spreads, variances
+# with the targets' variance.  NULL (not yet estimated) stays NULL.  The
+# loops keep hyperparameters in original units, where their meaning does not
+# change as data arrive.
+rescale_hyperparameters <- function(kernel, noise, scaling, to = c("standard", "original")) {
+  f <- if (match.arg(to) == "standard") function(v, s) v / s else function(v, s) v * s
+  if (!is.null(kernel$lengthscale)) kernel$lengthscale <- f(kernel$lengthscale, scaling$x_scale)
+  if (!is.null(kernel$variance)) kernel$variance <- f(kernel$variance, scaling$y_scale^2)
+  if (!is.null(noise)) noise <- f(noise, scaling$y_scale^2)
+  list(kernel = kernel, noise = noise)
+}
+
 # Rows of x moved into the box.
 clamp_box <- function(x, box) {
   m <- nrow(x)

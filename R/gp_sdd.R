@@ -343,7 +343,8 @@ summary.sddgp <- function(object, ...) {
     call = object$call, n = object$n, d = object$d, kernel = object$kernel,
     noise = object$noise, weights = object$weights, solver = object$solver,
     control = object$control,
-    step_size = object$state$step_size, samples = ncol(object$alpha_samples),
+    step_size = object$state$step_size, backoffs = object$state$backoffs,
+    samples = ncol(object$alpha_samples),
     iterations = object$iterations, status = object$status,
     seconds = object$seconds, threads = object$threads,
     residual = if (!is.null(last)) last$residual else NA_real_,
@@ -372,8 +373,11 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
   }
   cat("\nSolver:", solver_labels[[x$solver]], "\n")
   if (!is.null(x$step_size)) {
-    cat(sprintf("  step size %s (samples %s)\n", format(signif(x$step_size[["mean"]], 4)),
-                format(signif(x$step_size[["samples"]], 4))))
+    cat(sprintf("  step size %s (samples %s)%s\n", format(signif(x$step_size[["mean"]], 4)),
+                format(signif(x$step_size[["samples"]], 4)),
+                if (isTRUE(x$backoffs > 0L)) sprintf(
+                  ", halved %d time%s after the iterates diverged", x$backoffs,
+                  if (x$backoffs == 1L) "" else "s") else ""))
   }
   cat(sprintf("  %d iteration%s (%s), %d thread%s, %.2f s\n", x$iterations,
               if (x$iterations == 1L) "" else "s", x$status, x$threads,

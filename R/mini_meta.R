@@ -351,16 +351,15 @@ check_earlier_data <- function(x, y, d) {
 complete_hyperparameters <- function(kernel, noise, x, y, estimate, threads) {
   if (!estimate) return(list(kernel = kernel, noise = noise, estimation = NULL))
   scaling <- standardization(x, y, TRUE)
-  to_std <- kernel
-  if (!is.null(kernel$lengthscale)) to_std$lengthscale <- kernel$lengthscale / scaling$x_scale
-  if (!is.null(kernel$variance)) to_std$variance <- kernel$variance / scaling$y_scale^2
-  est <- estimate_hyperparameters(
-    standardize_inputs(x, scaling), (y - scaling$y_center) / scaling$y_scale, to_std,
-    if (!is.null(noise)) noise / scaling$y_scale^2, estimation_control(), threads)
-  if (is.null(kernel$lengthscale)) kernel$lengthscale <- est$kernel$lengthscale * scaling$x_scale
-  if (is.null(kernel$variance)) kernel$variance <- est$kernel$variance * scaling$y_scale^2
-  if (is.null(noise)) noise <- est$noise * scaling$y_scale^2
-  list(kernel = kernel, noise = noise, estimation = est$estimation)
+  given <- rescale_hyperparameters(kernel, noise, scaling, "standard")
+  est <- estimate_hyperparameters(standardize_inputs(x, scaling),
+                                  (y - scaling$y_center) / scaling$y_scale,
+                                  given$kernel, given$noise, estimation_control(), threads)
+  # Given values are kept as they are, not passed through the scaling.
+  back <- rescale_hyperparameters(est$kernel, est$noise, scaling, "original")
+  kernel$lengthscale <- kernel$lengthscale %||% back$kernel$lengthscale
+  kernel$variance <- kernel$variance %||% back$kernel$variance
+  list(kernel = kernel, noise = noise %||% back$noise, estimation = est$estimation)
 }
 
 # ---- The compressed data and posterior --------------------------------------

@@ -10,8 +10,12 @@
 #' eigenvalue of \eqn{K + \lambda I} stays below about 1.36 (Nesterov momentum
 #' 0.9); that eigenvalue over `n` is estimated by power iteration on a random
 #' subset of 1000 points and the step size is set to `step_fraction` of the
-#' stability limit. A run whose iterates blow up is stopped and reported as an
-#' error of class `sddgp_error_divergence`.
+#' stability limit. A run whose iterates blow up is stopped (at the next
+#' residual check, see `check_every`); with an automatic step size it is then
+#' run again from the start with half the step, up to five times, and
+#' [summary()][summary.sddgp()] reports the halvings. A run that still
+#' diverges, or one with a given `step_size`, is reported as an error of
+#' class `sddgp_error_divergence`.
 #'
 #' @section Ablations: `objective` and `estimator` select the gradient
 #'   estimates compared in the paper's ablations (its Figures 1 to 4); every
@@ -84,7 +88,8 @@
 #'   trace, divergence checks and the `tolerance` stop).
 #' @param probe_size Random rows used by each residual estimate.
 #' @param step_fraction Fraction of the estimated stability limit used when
-#'   `step_size` is `NULL`.
+#'   `step_size` is `NULL`. Values above 1 are bolder than the estimate and
+#'   rely on the halving after a divergence (see Details).
 #' @param trace_every,trace_at Iterations at which the trace metrics are
 #'   evaluated: every `trace_every`-th (and the last), or the whole numbers
 #'   in `trace_at`; give at most one (see the section Trace metrics).
@@ -147,7 +152,7 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
   }
   check_number(estimator_features, "estimator_features", lower = 1, upper = 1e5,
                integer = TRUE)
-  check_number(step_fraction, "step_fraction", lower = 0, upper = 1, lower_open = TRUE)
+  check_number(step_fraction, "step_fraction", lower = 0, upper = 10, lower_open = TRUE)
   trace <- trace_settings(trace_every, trace_at, reference, test_x, test_y,
                           loop$iterations, loop$check_every)
   new_control("sdd", c(
@@ -320,15 +325,34 @@ sdd_step_sizes <- function(control, xs, kernel, noise, threads) {
 solve_sdd <- function(problem, control, threads, state) {
   steps <- state$step_size %||%
     sdd_step_sizes(control, problem$xs, problem$kernel, problem$noise, threads)
-  lr <- per_system(steps[["mean"]], steps[["samples"]], problem)
-  sol <- run_sdd_loop(problem, control, lr, NULL, threads, "sdd", sprintf(paste(
-    "The step size was %s; use a smaller `step_size` (or `step_fraction`)",
-    "in sdd_control()."), format(signif(max(lr), 4))))
-  sol$state <- list(step_size = steps)
+  # Step sizes chosen here (not given, nor fixed by the fit that simulate()
+  # draws for) are halved after a divergence, at most max_backoffs times.
+  automatic <- if (is.null(state$step_size)) {
+    c(mean = is.null(control$step_size),
+      samples = is.null(control$step_size_samples))
+  } else c(mean = FALSE, samples = FALSE)
+  backoffs <- 0L
+  repeat {
+    lr <- per_system(steps[["mean"]], steps[["samples"]], problem)
+    sol <- tryCatch(
+      run_sdd_loop(problem, control, lr, NULL, threads, "sdd", sprintf(paste(
+        "The step size was %s; use a smaller `step_size` (or `step_fraction`)",
+        "in sdd_control()."), format(signif(max(lr), 4)))),
+      sddgp_error_divergence = function(e) {
+        if (backoffs == max_backoffs || !any(automatic)) stop(e)
+        NULL
+      })
+    if (!is.null(sol)) break
+    backoffs <- backoffs + 1L
+    steps[automatic] <- steps[automatic] / 2
+  }
+  sol$state <- list(step_size = steps, backoffs = backoffs)
   sol
 }
 
-# One value per right-hand side of the problem: the mean's first.
+# Halvings of an automatic step size after divergences before giving up.
+max_backoffs <- 5L
+
 per_system <- function(mean, samples, problem) {
   k <- ncol(problem$rhs)
   if (problem$has_mean) c(mean, rep(samples, k - 1L)) else rep(samples, k)

@@ -142,8 +142,9 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
     started <- elapsed()
     fit <- thompson_fit(x, y, kernel, noise, chosen, batch, threads)
     # Whatever the first fit estimated is kept from then on.
-    kernel <- original_kernel(fit)
-    noise <- fit$noise * fit$scaling$y_scale^2
+    model <- rescale_hyperparameters(fit$kernel, fit$noise, fit$scaling, "original")
+    kernel <- model$kernel
+    noise <- model$noise
     fitted <- elapsed()
     new_x <- maximise_samples(fit, x, y, box, kernel$lengthscale, search, threads)
     maximised <- elapsed()
@@ -180,24 +181,12 @@ check_design <- function(x, box) {
 
 # The model of one step with `batch` posterior samples: gp_sdd() on the
 # standardised data, with the hyperparameters known in original units
-# converted to the standardised units of these data (length scales divided
-# by the inputs' spreads, variances by the targets').
+# converted to the standardised units of these data.
 thompson_fit <- function(x, y, kernel, noise, chosen, batch, threads) {
-  sc <- standardization(x, y, TRUE)
-  if (!is.null(kernel$lengthscale)) kernel$lengthscale <- kernel$lengthscale / sc$x_scale
-  if (!is.null(kernel$variance)) kernel$variance <- kernel$variance / sc$y_scale^2
-  if (!is.null(noise)) noise <- noise / sc$y_scale^2
-  gp_sdd(x, y, kernel = kernel, noise = noise, solver = chosen$solver,
+  model <- rescale_hyperparameters(kernel, noise, standardization(x, y, TRUE), "standard")
+  gp_sdd(x, y, kernel = model$kernel, noise = model$noise, solver = chosen$solver,
          control = chosen$control, samples = batch, standardize = TRUE,
          threads = threads)
-}
-
-# The fit's kernel in the original units of its data.
-original_kernel <- function(fit) {
-  kernel <- fit$kernel
-  kernel$lengthscale <- kernel$lengthscale * fit$scaling$x_scale
-  kernel$variance <- kernel$variance * fit$scaling$y_scale^2
-  kernel
 }
 
 # The maximiser of each of the fit's posterior samples over the box (one

@@ -59,3 +59,21 @@ test_that("print and plot of a loop's result show its progress", {
   expect_error(plot(res, against = "time"), class = "sddgp_error_argument",
                regexp = "\"step\", \"evaluations\", \"seconds\"")
 })
+
+test_that("rescale_hyperparameters converts to standardised units and back", {
+  scaling <- list(x_scale = c(2, 0.5), y_scale = 3)
+  ker <- matern(3/2, c(1, 4), 9)
+  std <- rescale_hyperparameters(ker, 0.9, scaling, "standard")
+  expect_equal(std$kernel$lengthscale, c(0.5, 8))
+  expect_equal(std$kernel$variance, 1)
+  expect_equal(std$noise, 0.1)
+  back <- rescale_hyperparameters(std$kernel, std$noise, scaling, "original")
+  expect_equal(back$kernel$lengthscale, c(1, 4))
+  expect_equal(back$kernel$variance, 9)
+  expect_equal(back$noise, 0.9)
+  # What is not known yet stays unknown.
+  none <- rescale_hyperparameters(matern(3/2), NULL, scaling, "standard")
+  expect_null(none$kernel$lengthscale)
+  expect_null(none$kernel$variance)
+  expect_null(none$noise)
+})

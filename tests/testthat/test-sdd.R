@@ -43,7 +43,7 @@ test_that("every sdd_control() argument is validated with a classed error", {
     tolerance = list(-1e-3, 2, NA, "0"),
     check_every = list(0, 1.5, NA, -10),
     probe_size = list(0, 2.5, NA, 2e6),
-    step_fraction = list(0, -0.5, 1.5, NA),
+    step_fraction = list(0, -0.5, 11, NA),
     features = list(0, 10.5, NA, 2e6, "100"),
     cache = list("sometimes", NA, TRUE),
     cache_limit = list(-1, NA, "1e9", Inf)
@@ -216,6 +216,34 @@ test_that("tolerance stops early and the trace estimates the true residual", {
   est <- short$trace$residual[3]
   expect_gt(est / true_res(short$alpha), 0.5)
   expect_lt(est / true_res(short$alpha), 2)
+})
+
+test_that("an automatic step size that diverges is halved until the run is stable", {
+  d <- make_data(300, 2, seed = 37)
+  ls <- c(0.3, 0.6)
+  ref <- ref_posterior(d$x, d$y, make_inputs(5, 2), "matern32", ls, 1, 0.05)
+  withr::local_seed(8)
+  # Ten times the estimated stability limit diverges; halvings bring it
+  # below the limit, and the run converges as if it had started there.
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.05, standardize = FALSE,
+                samples = 2, control = sdd_control(iterations = 3000, batch_size = 300,
+                                                   step_fraction = 10, step_size_samples = 0.5),
+                threads = 1)
+  limit <- withr::with_seed(8, sddgp:::sdd_step_limit(
+    sddgp:::scale_inputs(d$x, fit$kernel), fit$kernel, rep(0.05, 300), 0.9, 300, 1))
+  expect_gte(fit$state$backoffs, 1L)
+  expect_lte(fit$state$backoffs, 5L)
+  expect_equal(fit$state$step_size[["mean"]], 10 * limit / 2^fit$state$backoffs)
+  expect_lt(fit$state$step_size[["mean"]], limit)
+  # A given step size is never changed.
+  expect_equal(fit$state$step_size[["samples"]], 0.5)
+  expect_lt(max_rel_err(predict(fit, make_inputs(5, 2)), ref$mean), 1e-6)
+  expect_output(print(summary(fit)), sprintf("halved %d time", fit$state$backoffs))
+  # Without divergence nothing is halved, and summary() says nothing of it.
+  calm <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.05,
+                 control = sdd_control(iterations = 50), threads = 1)
+  expect_identical(calm$state$backoffs, 0L)
+  expect_false(any(grepl("halved", capture.output(print(summary(calm))))))
 })
 
 test_that("a huge step size stops with a divergence error, not NaN", {

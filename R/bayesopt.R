@@ -83,8 +83,10 @@ evaluate_objective <- function(objective, x) {
 
 # The result of a loop: every point evaluated (`x`, one per row, and `y`), a
 # per-step `history` data frame with at least the columns step,
-# evaluations (cumulative), best (the best y so far) and seconds (the step's
-# wall time), and loop-specific fields in `...`.
+# evaluations (cumulative), best (the best value so far) and seconds (the
+# step's wall time), and loop-specific fields in `...`.  A loop whose "best"
+# is not simply the largest y (noisy repeats are averaged first) says what
+# it is in `best = list(label, value, x)`.
 new_bo_result <- function(method, x, y, history, call, ...) {
   structure(list(method = method, x = x, y = y, history = history,
                  call = call, ...),
@@ -95,13 +97,14 @@ bo_labels <- c(thompson = "parallel Thompson sampling", mini_meta = "Mini-META")
 
 #' @export
 print.sddgp_bo <- function(x, digits = 4, ...) {
-  best <- which.max(x$y)
+  top <- which.max(x$y)
+  best <- x$best %||% list(label = "best value", value = x$y[top], x = x$x[top, ])
   h <- x$history
   cat(sprintf("Bayesian optimisation by %s\n", bo_labels[[x$method]]))
   cat(sprintf("  %d evaluations in %d steps, %s s\n", length(x$y), nrow(h),
               format(sum(h$seconds), digits = 3)))
-  cat(sprintf("  best value: %s at x = (%s)\n", format(x$y[best], digits = digits),
-              paste(format(x$x[best, ], digits = digits), collapse = ", ")))
+  cat(sprintf("  %s: %s at x = (%s)\n", best$label, format(best$value, digits = digits),
+              paste(format(best$x, digits = digits), collapse = ", ")))
   invisible(x)
 }
 

@@ -146,6 +146,9 @@
 #'     (one per row), their `counts` and `means`;
 #'   * `recommended`: the evaluated point with the largest posterior mean at
 #'     the end, a list of `x` and `mean`;
+#'   * `best`: the evaluated point with the largest mean observation, a list
+#'     of `label`, `value` and `x` (what `print()` reports as the best value;
+#'     the largest single noisy `y` says little);
 #'   * `kernel`, `noise`, `prior_mean`: the model, in the original units;
 #'     `estimation`: what hyperparameter estimation reported, or `NULL`;
 #'   * `acquisition`, `C`, `mini`, `call`, `method` (`"mini_meta"`).
@@ -281,6 +284,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   }
 
   history <- do.call(rbind, steps)
+  means <- state$sums / state$counts
   final <- compressed_posterior(state, kernel, noise, prior_mean, history$solver[nrow(history)],
                                 samples, control, threads)
   fitted <- final$at(state$x)$mean
@@ -288,9 +292,10 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   colnames(evaluated_x) <- domain$names
   new_bo_result("mini_meta", x = evaluated_x, y = evaluated_y, history = history,
                 call = call,
-                compressed = list(x = state$x, counts = state$counts,
-                                  means = state$sums / state$counts),
+                compressed = list(x = state$x, counts = state$counts, means = means),
                 recommended = list(x = state$x[top, ], mean = fitted[top]),
+                best = list(label = "best mean of a point's evaluations",
+                            value = max(means), x = state$x[which.max(means), ]),
                 kernel = kernel, noise = noise, prior_mean = prior_mean,
                 estimation = model$estimation, acquisition = acquisition, C = C,
                 mini = mini)

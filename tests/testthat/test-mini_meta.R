@@ -331,4 +331,9 @@ test_that("print shows the switches and the recommendation", {
   expect_match(out[4], sprintf("GP-UCB, %d unique points \\(Mini-META, C = 1.5\\)",
                                length(res$compressed$counts)))
   expect_match(out[5], "recommended \\(largest posterior mean\\)")
+  means <- res$compressed$means
+  expect_match(out[3], sprintf("best mean of a point's evaluations: %s at x = \\(%s\\)",
+                               format(max(means), digits = 4),
+                               format(res$compressed$x[which.max(means), ], digits = 4)),
+               fixed = FALSE)
 })

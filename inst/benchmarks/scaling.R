@@ -1,0 +1,76 @@
+# Scaling of SDD with n, and with the number of threads, on synthetic
+# Matern-3/2 data in d = 8 (kernel computed on the fly, no cache: the
+# large-n regime).
+#
+#   Rscript inst/benchmarks/scaling.R [steps] [sizes] [output.csv]
+#
+# defaults: 100 steps, sizes 10000,100000,1000000, output
+# inst/extdata/benchmarks/scaling.csv.  Each size runs in a fresh R process
+# (so its peak resident memory, VmHWM, is its own): the posterior mean
+# (B = 512), on 2 threads, and at 100000 points also on 1 thread, where the
+# two fits must be identical.
+# Reported: seconds per 1000 steps (SDD iterations only, from the fit's
+# own clock) and the peak RSS of the process.
+args <- commandArgs(trailingOnly = TRUE)
+steps <- if (length(args) >= 1L) as.integer(args[[1L]]) else 100L
+sizes <- if (length(args) >= 2L) as.numeric(strsplit(args[[2L]], ",")[[1L]]) else
+  c(1e4, 1e5, 1e6)
+out_csv <- if (length(args) >= 3L) args[[3L]] else
+  file.path("inst", "extdata", "benchmarks", "scaling.csv")
+
+one_size <- function(n, steps, threads_list) {
+  code <- sprintf('
+    suppressPackageStartupMessages(library(sddgp))
+    n <- %d; d <- 8L
+    set.seed(1)
+    x <- matrix(runif(n * d), n, d)
+    # Targets: a smooth function plus noise; hyperparameters fixed, so no
+    # estimation, and the step size comes from the data as by default.
+    y <- sin(4 * x[, 1]) + cos(3 * x[, 2]) * x[, 3] + rnorm(n, sd = 0.1)
+    fits <- list()
+    for (threads in c(%s)) {
+      set.seed(2)
+      fits[[as.character(threads)]] <- gp_sdd(x, y, kernel = matern(3/2, 0.5, 1),
+        noise = 0.01, threads = threads,
+        control = sdd_control(iterations = %d, cache = "never"))
+    }
+    status <- readLines("/proc/self/status")
+    hwm <- as.numeric(gsub("[^0-9]", "", grep("^VmHWM", status, value = TRUE))) / 1024
+    same <- if (length(fits) == 2L) identical(fits[[1]]$alpha, fits[[2]]$alpha) else NA
+    for (k in names(fits)) cat(sprintf("%%s,%%s,%%.3f,%%.1f,%%s\\n", n, k,
+      fits[[k]]$seconds, hwm, same))
+  ', as.integer(n), paste(threads_list, collapse = ", "), as.integer(steps))
+  out <- system2(file.path(R.home("bin"), "Rscript"), c("-e", shQuote(code)),
+                 stdout = TRUE, stderr = FALSE)
+  lines <- grep("^[0-9]", out, value = TRUE)
+  do.call(rbind, lapply(strsplit(lines, ","), function(f) data.frame(
+    n = as.numeric(f[1]), threads = as.integer(f[2]), steps = steps,
+    seconds = as.numeric(f[3]), seconds_per_1000_steps = as.numeric(f[3]) * 1000 / steps,
+    peak_rss_mb = as.numeric(f[4]), identical_across_threads = as.logical(f[5]))))
+}
+
+rows <- list()
+for (n in sizes) {
+  threads <- if (n == 1e5) c(1L, 2L) else 2L
+  res <- one_size(n, steps, threads)
+  print(res, row.names = FALSE)
+  rows[[length(rows) + 1L]] <- res
+}
+res <- do.call(rbind, rows)
+res$machine <- sprintf("%s; %d logical CPUs", R.version.string, parallel::detectCores())
+two <- res[res$threads == 2L, ]
+t100k <- two$seconds_per_1000_steps[two$n == 1e5]
+for (i in seq_len(nrow(two))) {
+  cat(sprintf("n = %8.0f: %7.1f s per 1000 steps on 2 threads, peak RSS %6.0f MB, t(n)/t(100k) = %.2f\n",
+              two$n[i], two$seconds_per_1000_steps[i], two$peak_rss_mb[i],
+              two$seconds_per_1000_steps[i] / t100k))
+}
+one <- res[res$n == 1e5, ]
+if (nrow(one) == 2L) {
+  cat(sprintf("n = 100000: 1 -> 2 threads speed-up %.2f, identical results: %s\n",
+              one$seconds[one$threads == 1L] / one$seconds[one$threads == 2L],
+              one$identical_across_threads[1]))
+}
+dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
+utils::write.csv(res, out_csv, row.names = FALSE)
+cat("written", out_csv, "\n")

@@ -6,8 +6,10 @@
 #   Rscript inst/benchmarks/peers.R [n] [dims] [output.csv]
 #
 # defaults: n = 100000 training and 2000 test points, dims 8,26, output
-# inst/extdata/benchmarks/peers.csv.  GpGp and laGP are Suggests, installed
-# for this benchmark only (install.packages(c("GpGp", "laGP"))).
+# inst/extdata/benchmarks/peers.csv.  GpGp and laGP are needed for this
+# benchmark only: install.packages(c("GpGp", "laGP")).  They are not in
+# Suggests: R CMD check --as-cran then needs them installed or looks them up
+# on CRAN, which the offline CI machine cannot.
 #
 # Data: x uniform on [0, 1]^d; f a draw of a zero-mean GP with Matern-3/2
 # kernel, variance 1 and isotropic length scale 0.25 sqrt(d) (so that

@@ -117,11 +117,12 @@ for (d in dims) {
   ex <- if (m_exact > 4000L) sub_time(m_exact) else pilot_exact
   rows[[length(rows) + 1L]] <- score("exact GP on a subset", ex$value, ex$seconds,
                                      sprintf("%d points", max(m_exact, 4000L)))
+  # Written after every dimension: a long run stopped midway keeps its results.
+  res <- do.call(rbind, rows)
+  res$machine <- sprintf("%s; %d logical CPUs; %d threads; GpGp %s; laGP %s",
+                         R.version.string, parallel::detectCores(), threads,
+                         utils::packageVersion("GpGp"), utils::packageVersion("laGP"))
+  dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
+  utils::write.csv(res, out_csv, row.names = FALSE)
+  cat("written", out_csv, "\n")
 }
-res <- do.call(rbind, rows)
-res$machine <- sprintf("%s; %d logical CPUs; %d threads; GpGp %s; laGP %s", R.version.string,
-                       parallel::detectCores(), threads, utils::packageVersion("GpGp"),
-                       utils::packageVersion("laGP"))
-dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
-utils::write.csv(res, out_csv, row.names = FALSE)
-cat("written", out_csv, "\n")

@@ -4,10 +4,12 @@
 #include "omp_compat.h"
 #include "vmath.h"
 
-/* Column tile: the slice of p2 one row is compared with at a time.  128
- * points x d coordinates stay in L1/L2 while a thread sweeps its rows, and
- * the distance loop runs contiguously over the tile (vectorisable). */
-#define TILE 128
+/* Column tile: the slice of p2 one row is compared with at a time.  The
+ * kernel values of a chunk of rows against it (ROW_CHUNK x TILE doubles,
+ * 32 KB) stay in L1 while they are multiplied into A, and the distance loop
+ * runs contiguously over the tile (vectorisable).  Longer tiles amortise
+ * the per-tile reduction of the lane sums in tile_dot. */
+#define TILE 256
 /* Rows handled together against one column tile. */
 #define ROW_CHUNK 16
 
@@ -79,8 +81,7 @@ void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
   sq_dist_points(p1, i, p2, NULL, j0, len, r2);
 }
 
-/* out[c * ldo] += sum_t kv[t] A[t + c * lda] for every column c, four
- * columns at a time sharing each load of kv.  Each sum is kept as LANES
+/* The products of kernel values with A.  Each sum is kept as LANES
  * interleaved partial sums (lane w takes t = w, w + LANES, ...), added up
  * in a fixed order at the end.  Written out like this the compiler
  * vectorises across the lanes without reordering anything, so a result
@@ -92,83 +93,63 @@ static inline double lanes_total(const double *s)
   return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
 }
 
-/* One partial sum of every lane: s[w] += k[t + w] a[t + w] over a tile,
- * the last len % LANES entries going to the first lanes. */
-#define LANE_SUMS(s, k, a)                                      \
-  do {                                                          \
-    for (int t = 0; t < full; t += LANES) {                     \
-      _Pragma("omp simd")                                       \
-      for (int w = 0; w < LANES; w++) s[w] += k[t + w] * a[t + w]; \
-    }                                                           \
-    for (int t = full; t < len; t++) s[t - full] += k[t] * a[t]; \
-  } while (0)
+/* Four rows of kernel values against four columns of A: the sixteen sums
+ * s[4 r + q][w] += kv[r][t] a[q][t] over t = w, w + LANES, ..., the last
+ * len % LANES entries going to the first lanes, each then totalled in
+ * lanes_total's fixed order into tot[r + 4 q].  Sixteen independent
+ * vector sums hide the latency of the additions; each load of A serves
+ * four rows and each load of kv four columns. */
+SDDGP_HOT
+static void dot_4x4(const double *const *kv, const double *const *a, int len,
+                    double *tot)
+{
+  const int full = len - len % LANES;
+  const double *k0 = kv[0], *k1 = kv[1], *k2 = kv[2], *k3 = kv[3];
+  const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
+  double s[16][LANES];
+  for (int i = 0; i < 16; i++)
+    for (int w = 0; w < LANES; w++) s[i][w] = 0.0;
+  for (int t = 0; t < full; t += LANES) {
+    #pragma omp simd
+    for (int w = 0; w < LANES; w++) {
+      const double b0 = a0[t + w], b1 = a1[t + w], b2 = a2[t + w], b3 = a3[t + w];
+      const double r0 = k0[t + w], r1 = k1[t + w], r2 = k2[t + w], r3 = k3[t + w];
+      s[0][w] += r0 * b0;  s[1][w] += r0 * b1;  s[2][w] += r0 * b2;  s[3][w] += r0 * b3;
+      s[4][w] += r1 * b0;  s[5][w] += r1 * b1;  s[6][w] += r1 * b2;  s[7][w] += r1 * b3;
+      s[8][w] += r2 * b0;  s[9][w] += r2 * b1;  s[10][w] += r2 * b2; s[11][w] += r2 * b3;
+      s[12][w] += r3 * b0; s[13][w] += r3 * b1; s[14][w] += r3 * b2; s[15][w] += r3 * b3;
+    }
+  }
+  for (int t = full; t < len; t++)
+    for (int r = 0; r < 4; r++)
+      for (int q = 0; q < 4; q++) s[4 * r + q][t - full] += kv[r][t] * a[q][t];
+  for (int r = 0; r < 4; r++)
+    for (int q = 0; q < 4; q++) tot[r + 4 * q] = lanes_total(s[4 * r + q]);
+}
 
 /* out[r + c * ldo] += sum_t kv[r][t] A[t + c * lda] for the nr rows of a
- * chunk and every column c.  Blocks of four columns of A (4 x TILE values,
- * in L1) are swept over the rows in pairs: eight independent sums hide the
- * latency of the additions, and each load of A serves two rows. */
-SDDGP_HOT
+ * chunk and every column c, in blocks of four rows by four columns of A
+ * (4 x TILE values each, in L1).  A ragged block is padded: missing rows
+ * and columns read zeros and their totals are dropped, so every entry is
+ * computed by the same arithmetic wherever it lies. */
 static void tile_dot(const double *const *kv, int nr, int len, const double *A,
                      int lda, int ncol, double *out, int ldo)
 {
-  const int full = len - len % LANES;
-  int c = 0;
-  for (; c + 4 <= ncol; c += 4) {
-    const double *a0 = A + (size_t)c * lda, *a1 = a0 + lda, *a2 = a1 + lda,
-                 *a3 = a2 + lda;
-    int r = 0;
-    for (; r + 2 <= nr; r += 2) {
-      const double *kv0 = kv[r], *kv1 = kv[r + 1];
-      double s[8][LANES] = {{0.0}};
-      for (int t = 0; t < full; t += LANES) {
-        #pragma omp simd
-        for (int w = 0; w < LANES; w++) {
-          const double k0 = kv0[t + w], k1 = kv1[t + w];
-          const double b0 = a0[t + w], b1 = a1[t + w], b2 = a2[t + w], b3 = a3[t + w];
-          s[0][w] += k0 * b0;
-          s[1][w] += k0 * b1;
-          s[2][w] += k0 * b2;
-          s[3][w] += k0 * b3;
-          s[4][w] += k1 * b0;
-          s[5][w] += k1 * b1;
-          s[6][w] += k1 * b2;
-          s[7][w] += k1 * b3;
-        }
-      }
-      for (int t = full; t < len; t++) {
-        s[0][t - full] += kv0[t] * a0[t];
-        s[1][t - full] += kv0[t] * a1[t];
-        s[2][t - full] += kv0[t] * a2[t];
-        s[3][t - full] += kv0[t] * a3[t];
-        s[4][t - full] += kv1[t] * a0[t];
-        s[5][t - full] += kv1[t] * a1[t];
-        s[6][t - full] += kv1[t] * a2[t];
-        s[7][t - full] += kv1[t] * a3[t];
-      }
-      for (int q = 0; q < 4; q++) {
-        out[r + (size_t)(c + q) * ldo] += lanes_total(s[q]);
-        out[r + 1 + (size_t)(c + q) * ldo] += lanes_total(s[4 + q]);
-      }
-    }
-    if (r < nr) {
-      double s[4][LANES] = {{0.0}};
-      LANE_SUMS(s[0], kv[r], a0);
-      LANE_SUMS(s[1], kv[r], a1);
-      LANE_SUMS(s[2], kv[r], a2);
-      LANE_SUMS(s[3], kv[r], a3);
-      for (int q = 0; q < 4; q++) out[r + (size_t)(c + q) * ldo] += lanes_total(s[q]);
-    }
-  }
-  for (; c < ncol; c++) {
-    const double *a = A + (size_t)c * lda;
-    for (int r = 0; r < nr; r++) {
-      double s[LANES] = {0.0};
-      LANE_SUMS(s, kv[r], a);
-      out[r + (size_t)c * ldo] += lanes_total(s);
+  static const double zeros[TILE] = {0.0};
+  for (int c = 0; c < ncol; c += 4) {
+    const double *a[4];
+    for (int q = 0; q < 4; q++) a[q] = c + q < ncol ? A + (size_t)(c + q) * lda : zeros;
+    for (int r = 0; r < nr; r += 4) {
+      const double *k[4];
+      double tot[16];
+      for (int i = 0; i < 4; i++) k[i] = r + i < nr ? kv[r + i] : zeros;
+      dot_4x4(k, a, len, tot);
+      for (int q = 0; q < 4 && c + q < ncol; q++)
+        for (int i = 0; i < 4 && r + i < nr; i++)
+          out[r + i + (size_t)(c + q) * ldo] += tot[i + 4 * q];
     }
   }
 }
-#undef LANE_SUMS
 
 /* Kernel values of row point i against the column tile j0..j0+len-1 of
  * the block (columns cols[j0..] of x2, or x2's own j0.. when cols is NULL):

@@ -154,9 +154,10 @@ static void tile_dot(const double *const *kv, int nr, int len, const double *A,
 /* Kernel values of row point i against the column tile j0..j0+len-1 of
  * the block (columns cols[j0..] of x2, or x2's own j0.. when cols is NULL):
  * a slice of the cache, or computed into buf. */
-static const double *block_tile(const kernel_op *op, int i, const int *cols,
+static const double *block_tile(const void *ctx, int i, const int *cols,
                                 int j0, int len, double *buf)
 {
+  const kernel_op *op = ctx;
   const int n2 = op->x2->n;
   if (!cols) {
     if (op->cache) return op->cache + (size_t)i * n2 + j0;
@@ -175,9 +176,9 @@ static const double *block_tile(const kernel_op *op, int i, const int *cols,
   return buf;
 }
 
-void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
-                     const int *cols, int ncols, const double *A, int ncol,
-                     double *out, int ldo, int nthreads)
+void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
+                   const int *rows, int nrows, const int *cols, int ncols,
+                   const double *A, int ncol, double *out, int ldo, int nthreads)
 {
   const int nchunks = (nrows + ROW_CHUNK - 1) / ROW_CHUNK;
   for (int c = 0; c < ncol; c++)
@@ -186,7 +187,7 @@ void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
   /* Below about a millisecond of work a thread team costs more than it
    * saves: idle threads spin-wait, which on a busy machine steals the cores
    * the work needs. */
-  const double work = (double)nrows * ncols * (op->x1->d + ncol);
+  const double work = (double)nrows * ncols * (entry_cost + ncol);
   #pragma omp parallel num_threads(nthreads) if (nchunks > 1 && work > 1e6)
   {
     double buf[ROW_CHUNK * TILE];
@@ -202,12 +203,20 @@ void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
         const int len = ncols - j0 < TILE ? ncols - j0 : TILE;
         const double *kv[ROW_CHUNK];
         for (int r = r0; r < r1; r++)
-          kv[r - r0] = block_tile(op, rows ? rows[r] : r, cols, j0, len,
-                                  buf + (size_t)(r - r0) * TILE);
+          kv[r - r0] = tile(ctx, rows ? rows[r] : r, cols, j0, len,
+                            buf + (size_t)(r - r0) * TILE);
         tile_dot(kv, r1 - r0, len, A + j0, ncols, ncol, out + r0, ldo);
       }
     }
   }
+}
+
+void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
+                     const int *cols, int ncols, const double *A, int ncol,
+                     double *out, int ldo, int nthreads)
+{
+  block_product(block_tile, op, op->x1->d, rows, nrows, cols, ncols, A, ncol,
+                out, ldo, nthreads);
 }
 
 void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
@@ -223,7 +232,7 @@ void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
   const int n1 = p1->n;
   /* Column by column (k is symmetric, so column j is point j of p2 against
    * all of p1), writing each column contiguously.  Small blocks run on one
-   * thread, for the reason given in kernel_op_rows. */
+   * thread, for the reason given in block_product. */
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
       if ((double)(j1 - j0) * n1 * (p1->d + 1) > 1e6)
   for (int j = j0; j < j1; j++) {

@@ -48,6 +48,20 @@ void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
                      const int *cols, int ncols, const double *A, int ncol,
                      double *out, int ldo, int nthreads);
 
+/* The tiled product behind kernel_op_block, for any matrix M whose entries
+ * can be produced a row tile at a time (kernel values, random features):
+ *   out[r + c*ldo] = sum_j M[rows[r], cols[j]] A[j + c*ncols]
+ * with the same tiling, summation order and thread-count independence.
+ * tile() returns M[i, cols[j0..j0+len-1]] (or M[i, j0..j0+len-1] when cols
+ * is NULL), computed into buf (room for len values) or pointing into
+ * storage of its own; entry_cost is about the flops of one entry, to decide
+ * whether threads pay. */
+typedef const double *(*block_tile_fn)(const void *ctx, int i, const int *cols,
+                                       int j0, int len, double *buf);
+void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
+                   const int *rows, int nrows, const int *cols, int ncols,
+                   const double *A, int ncol, double *out, int ldo, int nthreads);
+
 /* The dense block K(p1, p2) into out (p1->n x p2->n, column-major): the
  * cache, the exact solver and the marginal likelihood on small subsets. */
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,

@@ -4,8 +4,6 @@
 #include "rng.h"
 #include "omp_compat.h"
 
-#define FEATURE_TILE 128
-
 /* Below this many features one thread draws them: a parallel region would
  * cost more than it saves. */
 #define DRAW_PARALLEL_MIN 512
@@ -49,49 +47,74 @@ void rff_draw_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
            phase);
 }
 
-/* Below about a millisecond of work a thread team costs more than it saves
- * (see kernel_op_block); solvers call these products every step. */
-#define PARALLEL_WORK 1e6
+/* A feature matrix Phi(p) (n x m) as a source of row tiles for
+ * block_product, read by rows (points) or by columns (features).  Both read
+ * orders sum a projection in the same order, so an entry has the same bits
+ * either way. */
+typedef struct {
+  const rff *f;
+  const points *p;
+} feature_source;
+
+/* Features j0..j0+len-1 at point i. */
+static const double *features_of_point(const void *ctx, int i, const int *cols,
+                                       int j0, int len, double *buf)
+{
+  const feature_source *src = ctx;
+  const rff *f = src->f;
+  const points *p = src->p;
+  (void)cols;
+  memcpy(buf, f->phase + j0, sizeof(double) * (size_t)len);
+  for (int c = 0; c < f->d; c++) {
+    const double xi = p->x[i + (size_t)c * p->n];
+    const double *om = f->omega + (size_t)c * f->m + j0;
+    /* omp simd: at R's -O2 gcc will not vectorise a loop that needs a
+     * runtime aliasing check (elementwise, so the same bits). */
+    #pragma omp simd
+    for (int t = 0; t < len; t++) buf[t] += xi * om[t];
+  }
+  for (int t = 0; t < len; t++) buf[t] = f->scale * cos(buf[t]);
+  return buf;
+}
+
+/* Feature j at points i0..i0+len-1. */
+static const double *feature_at_points(const void *ctx, int j, const int *cols,
+                                       int i0, int len, double *buf)
+{
+  const feature_source *src = ctx;
+  const rff *f = src->f;
+  const points *p = src->p;
+  (void)cols;
+  for (int t = 0; t < len; t++) buf[t] = f->phase[j];
+  for (int c = 0; c < f->d; c++) {
+    const double om = f->omega[j + (size_t)c * f->m];
+    const double *xc = p->x + (size_t)c * p->n + i0;
+    #pragma omp simd
+    for (int t = 0; t < len; t++) buf[t] += xc[t] * om;
+  }
+  for (int t = 0; t < len; t++) buf[t] = f->scale * cos(buf[t]);
+  return buf;
+}
+
+/* A feature costs a projection of d terms and a cosine (about 20 flops). */
+#define FEATURE_COST(f) (2.0 * (f)->d + 20.0)
 
 void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads)
 {
-  const int n = p->n, m = f->m, d = f->d;
-  for (int c = 0; c < ncol; c++)
-    memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)n);
-
-  #pragma omp parallel num_threads(nthreads) \
-      if ((double)n * m * (d + ncol) > PARALLEL_WORK)
-  {
-    double proj[FEATURE_TILE];
-    /* One thread per point, features summed tile by tile in order. */
-    #pragma omp for schedule(static)
-    for (int i = 0; i < n; i++) {
-      for (int j0 = 0; j0 < m; j0 += FEATURE_TILE) {
-        const int len = m - j0 < FEATURE_TILE ? m - j0 : FEATURE_TILE;
-        memcpy(proj, f->phase + j0, sizeof(double) * (size_t)len);
-        for (int c = 0; c < d; c++) {
-          const double xi = p->x[i + (size_t)c * n];
-          const double *om = f->omega + (size_t)c * m + j0;
-          /* omp simd: at R's -O2 gcc will not vectorise a loop that needs a
-           * runtime aliasing check (elementwise, so the same bits). */
-          #pragma omp simd
-          for (int t = 0; t < len; t++) proj[t] += xi * om[t];
-        }
-        for (int t = 0; t < len; t++) proj[t] = f->scale * cos(proj[t]);
-        for (int c = 0; c < ncol; c++) {
-          const double *w = W + (size_t)c * m + j0;
-          double s = 0.0;
-          for (int t = 0; t < len; t++) s += proj[t] * w[t];
-          out[i + (size_t)c * ldo] += s;
-        }
-      }
-    }
-  }
+  const feature_source src = {f, p};
+  block_product(features_of_point, &src, FEATURE_COST(f), NULL, p->n, NULL,
+                f->m, W, ncol, out, ldo, nthreads);
 }
 
-/* phi_j at point i, its projection accumulated in rff_matmul's order so
- * that every routine here gives bitwise the same feature values. */
+void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
+                 double *out, int nthreads)
+{
+  const feature_source src = {f, p};
+  block_product(feature_at_points, &src, FEATURE_COST(f), NULL, f->m, NULL,
+                p->n, A, ncol, out, f->m, nthreads);
+}
+
 static double feature_value(const rff *f, const points *p, int i, int j)
 {
   double a = f->phase[j];
@@ -100,27 +123,13 @@ static double feature_value(const rff *f, const points *p, int i, int j)
   return f->scale * cos(a);
 }
 
-void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
-                 double *out, int nthreads)
-{
-  const int n = p->n, m = f->m, d = f->d;
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
-      if ((double)n * m * (d + ncol) > PARALLEL_WORK)
-  for (int j = 0; j < m; j++) {
-    for (int c = 0; c < ncol; c++) out[j + (size_t)c * m] = 0.0;
-    for (int i = 0; i < n; i++) {
-      const double phi = feature_value(f, p, i, j);
-      for (int c = 0; c < ncol; c++)
-        out[j + (size_t)c * m] += phi * A[i + (size_t)c * n];
-    }
-  }
-}
-
 void rff_features(const rff *f, const points *p, int i0, int i1, double *out,
                   size_t ldo, int nthreads)
 {
+  /* Threads only for more than about a millisecond of work (see
+   * block_product). */
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
-      if ((double)(i1 - i0) * f->m * f->d > PARALLEL_WORK)
+      if ((double)(i1 - i0) * f->m * f->d > 1e6)
   for (int i = i0; i < i1; i++)
     for (int j = 0; j < f->m; j++)
       out[i + (size_t)j * ldo] = feature_value(f, p, i, j);

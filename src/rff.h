@@ -41,13 +41,13 @@ void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
                     uint64_t first, double *omega, double *phase,
                     int nthreads);
 
-/* out (p->n x ncol, leading dimension ldo) = Phi(p) W with W m x ncol. */
+/* out (p->n x ncol, leading dimension ldo) = Phi(p) W with W m x ncol.
+ * Both products run through block_product (features computed a tile at a
+ * time, never stored), so they do not depend on the thread count. */
 void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads);
 
-/* out (m x ncol) = Phi(p)' A with A p->n x ncol: the transposed product.
- * Each feature's sum over the points is owned by one thread and runs in
- * point order, so the result does not depend on the thread count. */
+/* out (m x ncol) = Phi(p)' A with A p->n x ncol: the transposed product. */
 void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
                  double *out, int nthreads);
 

@@ -327,9 +327,12 @@ solve_sdd <- function(problem, control, threads, state) {
     sdd_step_sizes(control, problem$xs, problem$kernel, problem$noise, threads)
   # Step sizes chosen here (not given, nor fixed by the fit that simulate()
   # draws for) are halved after a divergence, at most max_backoffs times.
+  # The samples' step is chosen here only when neither step is given (it
+  # defaults to the mean's) and there are sample systems to run.
   automatic <- if (is.null(state$step_size)) {
     c(mean = is.null(control$step_size),
-      samples = is.null(control$step_size_samples))
+      samples = is.null(control$step_size_samples) && is.null(control$step_size) &&
+        ncol(problem$rhs) > 1L)
   } else c(mean = FALSE, samples = FALSE)
   backoffs <- 0L
   repeat {

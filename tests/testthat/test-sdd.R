@@ -246,6 +246,29 @@ test_that("an automatic step size that diverges is halved until the run is stabl
   expect_false(any(grepl("halved", capture.output(print(summary(calm))))))
 })
 
+test_that("a given step size that diverges is not retried", {
+  d <- make_data(200, 2, seed = 36)
+  runs <- new.env()
+  suppressMessages(trace("run_sdd_loop", where = asNamespace("sddgp"), print = FALSE,
+                         tracer = bquote(assign("n", .(runs)$n + 1L, envir = .(runs)))))
+  on.exit(suppressMessages(untrace("run_sdd_loop", where = asNamespace("sddgp"))))
+  loops <- function(control, samples) {
+    runs$n <- 0L
+    expect_error(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1,
+                        samples = samples, control = control, threads = 1),
+                 class = "sddgp_error_divergence")
+    runs$n
+  }
+  # The mean's step given, the samples' left to default to it: one run, with
+  # or without sample systems.
+  expect_identical(loops(sdd_control(iterations = 300, step_size = 1e4), 0), 1L)
+  expect_identical(loops(sdd_control(iterations = 300, step_size = 1e4), 2), 1L)
+  # With the mean's step automatic a divergence is retried, five times,
+  # though here it is the samples' given step that diverges (the control of
+  # the count above).
+  expect_identical(loops(sdd_control(iterations = 300, step_size_samples = 1e4), 2), 6L)
+})
+
 test_that("a huge step size stops with a divergence error, not NaN", {
   d <- make_data(200, 2, seed = 36)
   withr::local_seed(7)

@@ -125,7 +125,10 @@ run_config <- function(cfg, seed, reference, data, hp) {
   }
   at <- fit$iterations
   before <- at - cfg$check_every
-  pre <- if (before >= 1L) trace_rows(cfg, fit_for(before)$trace, "before divergence")
+  # The package retries a diverged fit with fresh seeds (see above), so the
+  # rerun may diverge earlier; then only the marker row remains.
+  rerun <- if (before >= 1L) tryCatch(fit_for(before), sddgp_error_divergence = function(e) NULL)
+  pre <- if (!is.null(rerun)) trace_rows(cfg, rerun$trace, "before divergence")
   marker <- trace_rows(cfg, data.frame(iteration = at, seconds = NA_real_,
                                        residual = NA_real_), "diverged")
   list(rows = rbind(pre, marker), seconds = elapsed)
@@ -138,8 +141,8 @@ trace_rows <- function(cfg, trace, status) {
   for (m in metrics) if (is.null(trace[[m]])) trace[[m]] <- NA_real_
   keep <- status == "diverged" | rowSums(is.finite(as.matrix(trace[metrics]))) > 0
   trace <- trace[keep, , drop = FALSE]
-  settings <- as.data.frame(cfg[c("id", "figure", "objective", "estimator", "step_size", "batch_size",
-                    "momentum", "averaging", "iterations")])
+  settings <- as.data.frame(cfg[c("id", "figure", "objective", "estimator", "step_size",
+                                  "batch_size", "momentum", "averaging", "iterations")])
   names(settings)[names(settings) == "iterations"] <- "planned_iterations"
   cbind(settings[rep(1L, nrow(trace)), , drop = FALSE], threads = threads,
         trace[c("iteration", "seconds", "residual", metrics)], status = status,

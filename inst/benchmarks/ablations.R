@@ -10,9 +10,10 @@
 # with the reference BLAS, 1 thread: 1653 s for the first 34 configurations,
 # then 140 s (a resumed run) for the 3 larger random-feature steps added
 # after it, 30 minutes in all, plus 1035 s once for the exact reference.
-# The diverged runs cost about six times what they need: with a given
-# step_size and samples = 0, the package still retries a diverged fit five
-# times (solve_sdd() counts the unused sample step size as automatic).
+# The diverged runs then cost about six times what they needed: the package
+# retried a diverged fit with a given step_size five times, a bug since
+# fixed: a rerun is faster, and its diverging runs may stop a check or two
+# earlier or later (each retry drew a new seed).
 #
 # Every configuration is one gp_sdd() fit of the posterior mean (samples = 0)
 # with the package's ablation options (sdd_control(objective =, estimator =,

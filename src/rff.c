@@ -50,7 +50,7 @@ void rff_draw_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
 /* A feature matrix Phi(p) (n x m) as a source of row tiles for
  * block_product, read by rows (points) or by columns (features).  Both read
  * orders sum a projection in the same order, so an entry has the same bits
- * either way. */
+ * either way, and rff_features below reuses the first. */
 typedef struct {
   const rff *f;
   const points *p;
@@ -115,22 +115,24 @@ void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
                 p->n, A, ncol, out, f->m, nthreads);
 }
 
-static double feature_value(const rff *f, const points *p, int i, int j)
-{
-  double a = f->phase[j];
-  for (int c = 0; c < f->d; c++)
-    a += p->x[i + (size_t)c * p->n] * f->omega[j + (size_t)c * f->m];
-  return f->scale * cos(a);
-}
+/* Rows of Phi(p) are computed a chunk of features at a time by the same
+ * routine rff_matmul uses, so the values are the ones it sums. */
+#define FEATURE_CHUNK 256
 
 void rff_features(const rff *f, const points *p, int i0, int i1, double *out,
                   size_t ldo, int nthreads)
 {
+  const feature_source src = {f, p};
   /* Threads only for more than about a millisecond of work (see
    * block_product). */
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
       if ((double)(i1 - i0) * f->m * f->d > 1e6)
-  for (int i = i0; i < i1; i++)
-    for (int j = 0; j < f->m; j++)
-      out[i + (size_t)j * ldo] = feature_value(f, p, i, j);
+  for (int i = i0; i < i1; i++) {
+    double buf[FEATURE_CHUNK];
+    for (int j0 = 0; j0 < f->m; j0 += FEATURE_CHUNK) {
+      const int len = f->m - j0 < FEATURE_CHUNK ? f->m - j0 : FEATURE_CHUNK;
+      features_of_point(&src, i, NULL, j0, len, buf);
+      for (int t = 0; t < len; t++) out[i + (size_t)(j0 + t) * ldo] = buf[t];
+    }
+  }
 }

@@ -179,9 +179,9 @@ for (split in splits) {
   for (method in methods) {
     for (dataset in datasets) {
       if (is_done(dataset, split, method)) next
+      if (method == "sdd_mean_100k" && (split != 0L || !dataset %in% budget_datasets)) next
       data <- read_uci(dataset, split = split, path = data_dir)
       if (method == "exact" && nrow(data$x_train) > 20000L) next
-      if (method == "sdd_mean_100k" && (split != 0L || !dataset %in% budget_datasets)) next
       hp <- uci_hyperparameters(dataset, split = split)
       cat(sprintf("%-13s split %d  %-13s ", dataset, split, method))
       row <- run_one(dataset, split, method, data, hp)

@@ -41,6 +41,8 @@
 #'   A cached matrix is computed once; each iteration then reads it instead
 #'   of evaluating the kernel, which is several times faster.
 #' @param cache_limit Memory budget of the cached kernel matrix, in bytes.
+#' @param precision `"double"` or `"single"`: the precision of the kernel
+#'   values (see [sdd_control()], section Single precision).
 #' @return An object of class `sddgp_control`.
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic
@@ -56,7 +58,8 @@
 cg_control <- function(tolerance = 0.01, max_iterations = 1000,
                        preconditioner = c("pivoted_cholesky", "none"),
                        rank = 100, jitter = 1, features = 2000,
-                       cache = c("auto", "always", "never"), cache_limit = 2e9) {
+                       cache = c("auto", "always", "never"), cache_limit = 2e9,
+                       precision = c("double", "single")) {
   check_number(tolerance, "tolerance", lower = 0, upper = 1, upper_open = TRUE)
   check_number(max_iterations, "max_iterations", lower = 1,
                upper = .Machine$integer.max, integer = TRUE)
@@ -64,11 +67,10 @@ cg_control <- function(tolerance = 0.01, max_iterations = 1000,
                                c("pivoted_cholesky", "none"))
   check_number(rank, "rank", lower = 1, upper = .Machine$integer.max, integer = TRUE)
   check_number(jitter, "jitter", lower = 0)
-  cache <- check_cache(cache, cache_limit)
-  new_control("cg", list(
+  new_control("cg", c(list(
     tolerance = tolerance, max_iterations = as.integer(max_iterations),
-    preconditioner = preconditioner, rank = as.integer(rank), jitter = jitter,
-    cache = cache, cache_limit = cache_limit), features)
+    preconditioner = preconditioner, rank = as.integer(rank), jitter = jitter),
+    kernel_settings(cache, cache_limit, precision)), features)
 }
 
 # Settings as the C solver takes them: rank 0 means no preconditioner.
@@ -94,7 +96,8 @@ solve_cg <- function(problem, control, threads, state) {
 # The preconditioner's pivoted Cholesky factor of K + jitter I on the
 # scaled inputs xs: list(L (n x rank), pivots (1-based), trace (remaining
 # relative trace after each step)).
-pivoted_cholesky <- function(xs, kernel, rank, jitter, rel_tol, cache, threads) {
+pivoted_cholesky <- function(xs, kernel, rank, jitter, rel_tol, cache, threads,
+                             precision = "double") {
   .Call(C_pivchol, xs, kernel_spec(kernel), as.numeric(jitter), as.integer(rank),
-        as.numeric(rel_tol), cache, threads)
+        as.numeric(rel_tol), cache, precision, threads)
 }

@@ -27,17 +27,21 @@ choose_one <- function(x, arg, choices) {
   check_choice(x, arg, choices)
 }
 
-# The kernel-cache settings of the solvers that multiply by all of K.
-check_cache <- function(cache, cache_limit) {
+# The kernel-matrix settings of the solvers that multiply by all of K: its
+# cache and the precision of its values.
+kernel_settings <- function(cache, cache_limit, precision) {
   cache <- choose_one(cache, "cache", c("auto", "always", "never"))
   check_number(cache_limit, "cache_limit", lower = 0)
-  cache
+  precision <- choose_one(precision, "precision", c("double", "single"))
+  list(cache = cache, cache_limit = cache_limit, precision = precision)
 }
 
-# Whether the n x n kernel matrix fits the control's memory budget.
+# Whether the n x n kernel matrix fits the control's memory budget (4 bytes
+# an entry in single precision, 8 in double).
 use_kernel_cache <- function(control, n) {
+  bytes <- if (control$precision == "single") 4 else 8
   control$cache == "always" ||
-    (control$cache == "auto" && 8 * as.numeric(n)^2 <= control$cache_limit)
+    (control$cache == "auto" && bytes * as.numeric(n)^2 <= control$cache_limit)
 }
 
 # The solver to run and its settings, from gp_sdd()'s `solver` and

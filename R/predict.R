@@ -107,7 +107,7 @@ basis_matmul <- function(object, x, A, threads) {
   switch(basis$type %||% "points",
     points = .Call(C_kernel_matmul, scale_inputs(x, kernel),
                    scale_inputs(basis$x %||% object$x, kernel), kernel_spec(kernel),
-                   A, threads),
+                   A, "double", threads),
     features = .Call(C_rff_matmul, basis$omega, basis$phase, kernel$variance,
                      scale_inputs(x, kernel), A, threads),
     dsg = dsg_matmul(basis, kernel, x, A, threads))

@@ -42,6 +42,22 @@
 #'   size is derived for the dual coordinate estimator only; the other
 #'   variants need `step_size`.
 #'
+#' @section Single precision: With `precision = "single"` the kernel values
+#'   the solver multiplies by are computed in single precision (float
+#'   coordinates, distances and kernel function, 16 to an AVX-512 vector
+#'   instead of 8) and a cached kernel matrix is stored in single precision,
+#'   in half the memory (`cache = "auto"` then caches up to twice as many
+#'   entries per byte of `cache_limit`). The products with the solver's
+#'   vectors and all sums stay in double precision, as do predictions, the
+#'   random features of posterior samples and the solver's own state. Each
+#'   kernel value is then within about 1e-6 of its double-precision value
+#'   (relative to the kernel variance), which moves the solution of the
+#'   linear systems far less than the solvers' own stopping error; the
+#'   reference implementation of Lin et al. runs entirely in float32.
+#'   Kernel evaluation, the main cost without a cache, is about twice as
+#'   fast (measurements: `system.file("benchmarks", "README.md", package =
+#'   "sddgp")`).
+#'
 #' @section Trace metrics: With `reference` or `test_x` and `test_y`, the
 #'   fit's `trace` gains columns evaluated for the posterior mean's system at
 #'   the iterations `trace_at` (or every `trace_every`, by default every
@@ -106,6 +122,8 @@
 #'   A cached matrix is computed once, after which every step reads its rows
 #'   instead of evaluating them, which is several times faster.
 #' @param cache_limit Memory budget of the cached kernel matrix, in bytes.
+#' @param precision `"double"` or `"single"`: the precision of the kernel
+#'   values the solver multiplies by (see the section Single precision).
 #' @return An object of class `sddgp_control`.
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic
@@ -128,10 +146,11 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
                         step_fraction = 0.8, trace_every = NULL, trace_at = NULL,
                         reference = NULL, test_x = NULL, test_y = NULL,
                         features = 2000,
-                        cache = c("auto", "always", "never"), cache_limit = 2e9) {
+                        cache = c("auto", "always", "never"), cache_limit = 2e9,
+                        precision = c("double", "single")) {
   loop <- loop_settings(iterations, batch_size, momentum, averaging, averaging_rate,
                         averaging_start, batch_sampling, tolerance, check_every,
-                        probe_size, cache, cache_limit)
+                        probe_size, cache, cache_limit, precision)
   if (!is.null(step_size)) check_number(step_size, "step_size", lower = 0, lower_open = TRUE)
   if (!is.null(step_size_samples)) {
     check_number(step_size_samples, "step_size_samples", lower = 0, lower_open = TRUE)
@@ -164,7 +183,7 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
          estimator_features = as.integer(estimator_features)),
     loop[c("tolerance", "check_every", "probe_size")],
     list(step_fraction = step_fraction, trace = trace),
-    loop[c("cache", "cache_limit")]),
+    loop[c("cache", "cache_limit", "precision")]),
     features)
 }
 
@@ -172,7 +191,7 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
 # sgd_control() have in common.
 loop_settings <- function(iterations, batch_size, momentum, averaging, averaging_rate,
                           averaging_start, batch_sampling, tolerance, check_every,
-                          probe_size, cache, cache_limit) {
+                          probe_size, cache, cache_limit, precision) {
   check_number(iterations, "iterations", lower = 1, upper = .Machine$integer.max,
                integer = TRUE)
   check_number(batch_size, "batch_size", lower = 1, upper = .Machine$integer.max,
@@ -191,12 +210,12 @@ loop_settings <- function(iterations, batch_size, momentum, averaging, averaging
   check_number(check_every, "check_every", lower = 1, upper = .Machine$integer.max,
                integer = TRUE)
   check_number(probe_size, "probe_size", lower = 1, upper = 1e6, integer = TRUE)
-  list(iterations = as.integer(iterations), batch_size = as.integer(batch_size),
-       momentum = momentum, averaging = averaging, averaging_rate = averaging_rate,
-       averaging_start = if (!is.null(averaging_start)) as.integer(averaging_start),
-       batch_sampling = batch_sampling, tolerance = tolerance,
-       check_every = as.integer(check_every), probe_size = as.integer(probe_size),
-       cache = check_cache(cache, cache_limit), cache_limit = cache_limit)
+  c(list(iterations = as.integer(iterations), batch_size = as.integer(batch_size),
+         momentum = momentum, averaging = averaging, averaging_rate = averaging_rate,
+         averaging_start = if (!is.null(averaging_start)) as.integer(averaging_start),
+         batch_sampling = batch_sampling, tolerance = tolerance,
+         check_every = as.integer(check_every), probe_size = as.integer(probe_size)),
+    kernel_settings(cache, cache_limit, precision))
 }
 
 # The trace metrics' settings ("none" when none are asked for): the

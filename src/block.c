@@ -16,64 +16,75 @@
 /* Squared distances from point i of p1 to W points of p2 at once, one per
  * SIMD lane, summed over the coordinates in registers (the compiler will
  * not vectorise a loop over points with a variable-length loop over
- * coordinates inside).  j0: the first point, or with cols, the points
- * cols[0..W-1].  Every distance the package uses is computed here (or by
- * the single-point remainder below, which sums in the same order), so a
- * kernel value has the same bits whichever way it is reached. */
-#define W 8
-#define SQ_DIST_LANES(point)                                      \
-  double s[W] = {0.0};                                            \
-  for (int c = 0; c < p2->d; c++) {                               \
-    const double xc = xi[c * n1];                                 \
-    const double *col = p2->x + c * (size_t)p2->n;                \
-    _Pragma("omp simd")                                           \
-    for (int w = 0; w < W; w++) {                                 \
-      const double diff = xc - col[point];                        \
-      s[w] += diff * diff;                                        \
-    }                                                             \
-  }                                                               \
+ * coordinates inside).  Every distance the package uses is computed by
+ * these functions, or by the single-point remainder, which sums in the
+ * same order, so a kernel value has the same bits whichever way it is
+ * reached.  They are written once for both precisions: T the type, COORDS
+ * the points' coordinates in it (x or x32), W the lanes (one AVX-512
+ * vector), and SUFFIX names the set:
+ *   sq_dist_points<SUFFIX>(p1, i, p2, cols, j0, len, r2): distances from
+ *   point i of p1 to points j0..j0+len-1 of p2, or with cols to points
+ *   cols[0..len-1]. */
+#define SQ_DIST_LANES(T, COORDS, W, POINT)                                    \
+  T s[W] = {0};                                                               \
+  for (int c = 0; c < p2->d; c++) {                                           \
+    const T xc = xi[c * n1];                                                  \
+    const T *col = p2->COORDS + c * (size_t)p2->n;                            \
+    _Pragma("omp simd")                                                       \
+    for (int w = 0; w < W; w++) {                                             \
+      const T diff = xc - col[POINT];                                         \
+      s[w] += diff * diff;                                                    \
+    }                                                                         \
+  }                                                                           \
   for (int w = 0; w < W; w++) r2[w] = s[w];
 
-static inline void sq_dist_lanes(const double *xi, size_t n1, const points *p2,
-                                 int j0, double *r2)
-{
-  SQ_DIST_LANES(j0 + w)
-}
-
-static inline void sq_dist_lanes_gather(const double *xi, size_t n1,
-                                        const points *p2, const int *cols,
-                                        double *r2)
-{
-  SQ_DIST_LANES(cols[w])
-}
-#undef SQ_DIST_LANES
-
-static inline double sq_dist_one(const double *xi, size_t n1, const points *p2, int j)
-{
-  double s = 0.0;
-  for (int c = 0; c < p2->d; c++) {
-    const double diff = xi[c * n1] - p2->x[c * (size_t)p2->n + j];
-    s += diff * diff;
+#define DEFINE_SQ_DIST(SUFFIX, T, COORDS, W)                                  \
+  static inline void sq_dist_lanes##SUFFIX(const T *xi, size_t n1,            \
+                                           const points *p2, int j0, T *r2)   \
+  {                                                                           \
+    SQ_DIST_LANES(T, COORDS, W, j0 + w)                                       \
+  }                                                                           \
+                                                                              \
+  static inline void sq_dist_gather##SUFFIX(const T *xi, size_t n1,           \
+                                            const points *p2,                 \
+                                            const int *cols, T *r2)           \
+  {                                                                           \
+    SQ_DIST_LANES(T, COORDS, W, cols[w])                                      \
+  }                                                                           \
+                                                                              \
+  static inline T sq_dist_one##SUFFIX(const T *xi, size_t n1,                 \
+                                      const points *p2, int j)                \
+  {                                                                           \
+    T s = 0;                                                                  \
+    for (int c = 0; c < p2->d; c++) {                                         \
+      const T diff = xi[c * n1] - p2->COORDS[c * (size_t)p2->n + j];          \
+      s += diff * diff;                                                       \
+    }                                                                         \
+    return s;                                                                 \
+  }                                                                           \
+                                                                              \
+  SDDGP_HOT                                                                   \
+  static void sq_dist_points##SUFFIX(const points *p1, int i,                 \
+                                     const points *p2, const int *cols,       \
+                                     int j0, int len, T *r2)                  \
+  {                                                                           \
+    const T *xi = p1->COORDS + i;                                             \
+    const size_t n1 = (size_t)p1->n;                                          \
+    int t = 0;                                                                \
+    if (cols)                                                                 \
+      for (; t + W <= len; t += W)                                            \
+        sq_dist_gather##SUFFIX(xi, n1, p2, cols + t, r2 + t);                 \
+    else                                                                      \
+      for (; t + W <= len; t += W)                                            \
+        sq_dist_lanes##SUFFIX(xi, n1, p2, j0 + t, r2 + t);                    \
+    for (; t < len; t++)                                                      \
+      r2[t] = sq_dist_one##SUFFIX(xi, n1, p2, cols ? cols[t] : j0 + t);       \
   }
-  return s;
-}
 
-/* Distances from point i of p1 to points j0..j0+len-1 of p2, or with cols
- * to points cols[0..len-1]. */
-SDDGP_HOT
-static void sq_dist_points(const points *p1, int i, const points *p2,
-                           const int *cols, int j0, int len, double *r2)
-{
-  const double *xi = p1->x + i;
-  const size_t n1 = (size_t)p1->n;
-  int t = 0;
-  if (cols)
-    for (; t + W <= len; t += W) sq_dist_lanes_gather(xi, n1, p2, cols + t, r2 + t);
-  else
-    for (; t + W <= len; t += W) sq_dist_lanes(xi, n1, p2, j0 + t, r2 + t);
-  for (; t < len; t++) r2[t] = sq_dist_one(xi, n1, p2, cols ? cols[t] : j0 + t);
-}
-#undef W
+DEFINE_SQ_DIST(, double, x, 8)
+DEFINE_SQ_DIST(32, float, x32, 16)
+#undef DEFINE_SQ_DIST
+#undef SQ_DIST_LANES
 
 void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
                    double *r2)
@@ -127,11 +138,37 @@ static void dot_4x4(const double *const *kv, const double *const *a, int len,
     for (int q = 0; q < 4; q++) tot[r + 4 * q] = lanes_total(s[4 * r + q]);
 }
 
+/* dot_4x4 for a single column of A (the posterior mean alone): the same
+ * four sums s[4 r][w] in the same order, so the same bits, without
+ * multiplying three columns of zeros. */
+SDDGP_HOT
+static void dot_4x1(const double *const *kv, const double *a0, int len,
+                    double *tot)
+{
+  const int full = len - len % LANES;
+  const double *k0 = kv[0], *k1 = kv[1], *k2 = kv[2], *k3 = kv[3];
+  double s[4][LANES];
+  for (int i = 0; i < 4; i++)
+    for (int w = 0; w < LANES; w++) s[i][w] = 0.0;
+  for (int t = 0; t < full; t += LANES) {
+    #pragma omp simd
+    for (int w = 0; w < LANES; w++) {
+      const double b0 = a0[t + w];
+      s[0][w] += k0[t + w] * b0; s[1][w] += k1[t + w] * b0;
+      s[2][w] += k2[t + w] * b0; s[3][w] += k3[t + w] * b0;
+    }
+  }
+  for (int t = full; t < len; t++)
+    for (int r = 0; r < 4; r++) s[r][t - full] += kv[r][t] * a0[t];
+  for (int r = 0; r < 4; r++) tot[r] = lanes_total(s[r]);
+}
+
 /* out[r + c * ldo] += sum_t kv[r][t] A[t + c * lda] for the nr rows of a
  * chunk and every column c, in blocks of four rows by four columns of A
- * (4 x TILE values each, in L1).  A ragged block is padded: missing rows
- * and columns read zeros and their totals are dropped, so every entry is
- * computed by the same arithmetic wherever it lies. */
+ * (4 x TILE values each, in L1), or by one column when A has only one.
+ * A ragged block is padded: missing rows and columns read zeros and their
+ * totals are dropped, so every entry is computed by the same arithmetic
+ * wherever it lies. */
 static void tile_dot(const double *const *kv, int nr, int len, const double *A,
                      int lda, int ncol, double *out, int ldo)
 {
@@ -143,12 +180,37 @@ static void tile_dot(const double *const *kv, int nr, int len, const double *A,
       const double *k[4];
       double tot[16];
       for (int i = 0; i < 4; i++) k[i] = r + i < nr ? kv[r + i] : zeros;
-      dot_4x4(k, a, len, tot);
+      if (ncol == 1)
+        dot_4x1(k, a[0], len, tot);
+      else
+        dot_4x4(k, a, len, tot);
       for (int q = 0; q < 4 && c + q < ncol; q++)
         for (int i = 0; i < 4 && r + i < nr; i++)
           out[r + i + (size_t)(c + q) * ldo] += tot[i + 4 * q];
     }
   }
+}
+
+/* block_tile in single precision: float kernel values, read from the
+ * float cache or computed from x32, widened into buf. */
+SDDGP_HOT
+static const double *block_tile32(const kernel_op *op, int i, const int *cols,
+                                  int j0, int len, double *buf)
+{
+  float v[TILE];
+  const float *vals = v;
+  const size_t n2 = (size_t)op->x2->n;
+  if (op->cache32 && !cols)
+    vals = op->cache32 + (size_t)i * n2 + j0; /* row i of the symmetric cache */
+  else if (op->cache32)
+    for (int t = 0; t < len; t++) v[t] = op->cache32[(size_t)cols[j0 + t] * n2 + i];
+  else {
+    sq_dist_points32(op->x1, i, op->x2, cols ? cols + j0 : NULL, j0, len, v);
+    kernel_apply32(op->k, v, len);
+  }
+  #pragma omp simd
+  for (int t = 0; t < len; t++) buf[t] = vals[t];
+  return buf;
 }
 
 /* Kernel values of row point i against the column tile j0..j0+len-1 of
@@ -159,6 +221,7 @@ static const double *block_tile(const void *ctx, int i, const int *cols,
 {
   const kernel_op *op = ctx;
   const int n2 = op->x2->n;
+  if (op->single) return block_tile32(op, i, cols, j0, len, buf);
   if (!cols) {
     if (op->cache) return op->cache + (size_t)i * n2 + j0;
     block_sq_dist(op->x1, i, op->x2, j0, len, buf);
@@ -227,7 +290,7 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
 }
 
 void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
-                          int j0, int j1, double *out, int nthreads)
+                          int j0, int j1, int single, void *out, int nthreads)
 {
   const int n1 = p1->n;
   /* Column by column (k is symmetric, so column j is point j of p2 against
@@ -236,11 +299,16 @@ void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
       if ((double)(j1 - j0) * n1 * (p1->d + 1) > 1e6)
   for (int j = j0; j < j1; j++) {
-    double *col = out + (size_t)j * n1;
     for (int i0 = 0; i0 < n1; i0 += TILE) {
       const int len = n1 - i0 < TILE ? n1 - i0 : TILE;
-      block_sq_dist(p2, j, p1, i0, len, col + i0);
-      kernel_apply(k, col + i0, len);
+      const size_t at = (size_t)j * n1 + i0;
+      if (single) {
+        sq_dist_points32(p2, j, p1, NULL, i0, len, (float *)out + at);
+        kernel_apply32(k, (float *)out + at, len);
+      } else {
+        block_sq_dist(p2, j, p1, i0, len, (double *)out + at);
+        kernel_apply(k, (double *)out + at, len);
+      }
     }
   }
 }
@@ -248,7 +316,7 @@ void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
                          double *out, int nthreads)
 {
-  kernel_block_columns(k, p1, p2, 0, p2->n, out, nthreads);
+  kernel_block_columns(k, p1, p2, 0, p2->n, 0, out, nthreads);
 }
 
 points points_rows(const points *x, const int *rows, int first, int len,
@@ -262,6 +330,6 @@ points points_rows(const points *x, const int *rows, int first, int len,
     else
       memcpy(out, col + first, sizeof(double) * (size_t)len);
   }
-  const points p = {buf, len, x->d};
+  const points p = {buf, len, x->d, NULL};
   return p;
 }

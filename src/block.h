@@ -13,9 +13,10 @@
 #include "kernel.h"
 
 typedef struct {
-  const double *x; /* column-major n x d, scaled */
+  const double *x;   /* column-major n x d, scaled */
   int n;
   int d;
+  const float *x32;  /* the same in single precision, or NULL */
 } points;
 
 /* A kernel block K(x1, x2) as the solvers and predictions see it: evaluated
@@ -27,6 +28,11 @@ typedef struct {
   const points *x1;    /* row points */
   const points *x2;    /* column points */
   const double *cache; /* NULL, or K(x2, x2) column-major when x1 == x2 */
+  /* Single precision (precision = "single"): kernel values are computed
+   * in float from the points' x32, or read from a float cache, and then
+   * multiplied into A and summed in double like the others. */
+  int single;
+  const float *cache32; /* NULL, or the float K(x2, x2) */
 } kernel_op;
 
 /* out[r + c*ldo] = sum_j K(x1[rows[r]], x2[j]) A[j + c*n2], for r < nrows,
@@ -67,10 +73,12 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
                          double *out, int nthreads);
 
-/* Columns j0..j1-1 of that block only, into the same places of out, so a
- * large block can be built in pieces with interrupt checks between them. */
+/* Columns j0..j1-1 of that block only, into the same places of out (a
+ * double array, or with single a float array computed from the points'
+ * x32), so a large block can be built in pieces with interrupt checks
+ * between them.  The values are those kernel_op_block uses. */
 void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
-                          int j0, int j1, double *out, int nthreads);
+                          int j0, int j1, int single, void *out, int nthreads);
 
 /* Rows of x as points of their own, copied into buf (len x d doubles):
  * rows[0..len-1], or first..first+len-1 when rows is NULL.  For solvers

@@ -9,11 +9,20 @@
  * are reported every few iterations instead of every one. */
 #define CG_TRACE_BUDGET 1e7
 
+static solver_status cg_solve_any(const kernel_op *K, const double *noise,
+                                  const double *rhs, int nrhs, const void *opt,
+                                  double *alpha, int *done, solver_callback cb,
+                                  void *ctx)
+{
+  return cg_solve(K, noise, rhs, nrhs, opt, alpha, done, cb, ctx);
+}
+
 SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
                 SEXP threads)
 {
   const kernel k = glue_kernel(spec);
-  const points p = glue_points(x, "x"), b = glue_points(rhs, "rhs");
+  points p = glue_points(x, "x");
+  const points b = glue_points(rhs, "rhs");
   if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
   cg_options opt;
   opt.tolerance = Rf_asReal(glue_list_get(control, "tolerance"));
@@ -26,29 +35,20 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
 
   glue_trace tr;
   glue_trace_init(&tr, b.d, opt.max_iterations / opt.trace_every + 1);
-  int done = 0, interrupted = 0;
-  const kernel_op K =
-      glue_square_operator(&k, &p, glue_list_get(control, "use_cache"),
-                           opt.nthreads, &interrupted);
-  SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
-  const solver_status status =
-      interrupted ? SOLVER_STOPPED
-                  : cg_solve(&K, glue_doubles(noise, p.n, "noise"), b.x, b.d,
-                             &opt, REAL(alpha), &done, glue_trace_record, &tr);
-  SEXP out = glue_solver_result(alpha, done, status, &tr);
-  UNPROTECT(1);
-  return out;
+  return glue_square_solve(cg_solve_any, &opt, &k, &p, &b, noise, control,
+                           opt.nthreads, &tr);
 }
 
 SEXP C_pivchol(SEXP x, SEXP spec, SEXP jitter, SEXP rank, SEXP rel_tol,
-               SEXP use_cache, SEXP threads)
+               SEXP use_cache, SEXP precision, SEXP threads)
 {
   const kernel k = glue_kernel(spec);
-  const points p = glue_points(x, "x");
+  points p = glue_points(x, "x");
   const int nthreads = glue_threads(threads);
   int max_rank = Rf_asInteger(rank), done = 0, interrupted = 0;
   if (max_rank > p.n) max_rank = p.n;
-  const kernel_op K = glue_square_operator(&k, &p, use_cache, nthreads, &interrupted);
+  const kernel_op K = glue_square_operator(&k, &p, use_cache, precision, nthreads,
+                                           &interrupted);
   if (interrupted) R_CheckUserInterrupt();
 
   double *L = (double *)R_alloc((size_t)p.n * max_rank, sizeof(double));

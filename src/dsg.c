@@ -96,7 +96,7 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
     goto done;
   }
   memset(alpha, 0, sizeof(double) * (size_t)lda * nrhs);
-  const points xb = {xb_, B, d}, xp = {xp_, P, d};
+  const points xb = {xb_, B, d, NULL}, xp = {xp_, P, d, NULL};
 
   double lambda = 0.0;
   for (int i = 0; i < n; i++) lambda += noise[i];

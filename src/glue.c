@@ -24,6 +24,7 @@ points glue_points(SEXP x, const char *what)
   p.x = REAL(x);
   p.n = INTEGER(dim)[0];
   p.d = INTEGER(dim)[1];
+  p.x32 = NULL;
   return p;
 }
 
@@ -130,22 +131,61 @@ SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
   return out;
 }
 
-kernel_op glue_square_operator(const kernel *k, const points *p, SEXP use_cache,
-                               int nthreads, int *interrupted)
+int glue_single(SEXP precision, points *p1, points *p2)
 {
-  kernel_op K = {k, p, p, NULL};
+  if (TYPEOF(precision) != STRSXP || XLENGTH(precision) != 1)
+    Rf_error("internal error: `precision` must be a string");
+  if (strcmp(CHAR(STRING_ELT(precision, 0)), "single") != 0) return 0;
+  points *ps[2] = {p1, p2};
+  for (int m = 0; m < 2 && ps[m]; m++) {
+    const size_t len = (size_t)ps[m]->n * ps[m]->d;
+    float *x32 = (float *)R_alloc(len, sizeof(float));
+    for (size_t i = 0; i < len; i++) x32[i] = (float)ps[m]->x[i];
+    ps[m]->x32 = x32;
+  }
+  return 1;
+}
+
+kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
+                               SEXP precision, int nthreads, int *interrupted)
+{
+  const size_t nn = (size_t)p->n * p->n;
+  const int single = glue_single(precision, p, NULL);
+  kernel_op K = {k, p, p, NULL, single, NULL};
   *interrupted = 0;
   if (!Rf_asLogical(use_cache)) return K;
-  double *cache = (double *)R_alloc((size_t)p->n * p->n, sizeof(double));
+  void *cache = R_alloc(nn, single ? sizeof(float) : sizeof(double));
   const int slab = 1 + (int)(2e7 / ((double)p->n * (p->d + 1)));
   for (int j0 = 0; j0 < p->n; j0 += slab) {
     kernel_block_columns(k, p, p, j0, j0 + slab < p->n ? j0 + slab : p->n,
-                         cache, nthreads);
+                         single, cache, nthreads);
     if (glue_interrupt_pending()) {
       *interrupted = 1;
       break;
     }
   }
-  K.cache = cache;
+  if (single)
+    K.cache32 = cache;
+  else
+    K.cache = cache;
   return K;
+}
+
+SEXP glue_square_solve(glue_square_solver solve, const void *opt, const kernel *k,
+                       points *p, const points *b, SEXP noise, SEXP control,
+                       int nthreads, glue_trace *tr)
+{
+  int done = 0, interrupted = 0;
+  const kernel_op K =
+      glue_square_operator(k, p, glue_list_get(control, "use_cache"),
+                           glue_list_get(control, "precision"), nthreads,
+                           &interrupted);
+  SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p->n, b->d));
+  const solver_status status =
+      interrupted ? SOLVER_STOPPED
+                  : solve(&K, glue_doubles(noise, p->n, "noise"), b->x, b->d, opt,
+                          REAL(alpha), &done, glue_trace_record, tr);
+  SEXP out = glue_solver_result(alpha, done, status, tr);
+  UNPROTECT(1);
+  return out;
 }

@@ -56,13 +56,34 @@ int glue_trace_record(void *trace, int iteration, const double *residuals);
 SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
                         const glue_trace *tr);
 
+/* Whether `precision` (an R string) is "single"; if so, p1 and p2 (p2 may
+ * be NULL) get their float coordinates x32, in R-managed memory. */
+int glue_single(SEXP precision, points *p1, points *p2);
+
 /* K(p, p) as the operator of a solver: read from a cached matrix when
  * `use_cache` (an R logical: the R side decided that the n x n matrix fits
- * the memory budget), evaluated on the fly otherwise.  The cache lives in
- * R-managed memory, so it is freed even if the solve is interrupted, and
- * it is built a slab of columns at a time so that Ctrl-C is answered within
- * a fraction of a second; *interrupted is set if it was. */
-kernel_op glue_square_operator(const kernel *k, const points *p, SEXP use_cache,
-                               int nthreads, int *interrupted);
+ * the memory budget), evaluated on the fly otherwise; in the `precision`
+ * "double" or "single" (then p gets its float coordinates x32).  The
+ * cache and x32 live in R-managed memory, so they are freed even if the
+ * solve is interrupted, and the cache is built a slab of columns at a time
+ * so that Ctrl-C is answered within a fraction of a second; *interrupted
+ * is set if it was. */
+kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
+                               SEXP precision, int nthreads, int *interrupted);
+
+/* A solver of (K + diag(noise)) alpha = rhs on the square operator K, its
+ * options cast to the solver's own type (cg_solve, sdd_solve). */
+typedef solver_status (*glue_square_solver)(const kernel_op *K, const double *noise,
+                                            const double *rhs, int nrhs,
+                                            const void *opt, double *alpha,
+                                            int *iterations_done,
+                                            solver_callback callback, void *ctx);
+
+/* Runs `solve` on K(p, p) (glue_square_operator with the control list's
+ * use_cache and precision) for the right-hand sides b and returns
+ * glue_solver_result's list, its trace recorded in tr. */
+SEXP glue_square_solve(glue_square_solver solve, const void *opt, const kernel *k,
+                       points *p, const points *b, SEXP noise, SEXP control,
+                       int nthreads, glue_trace *tr);
 
 #endif

@@ -4,7 +4,7 @@
 #include <R_ext/Rdynload.h>
 #include <R_ext/Visibility.h>
 
-SEXP C_kernel_matmul(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_kernel_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kernel_matrix(SEXP, SEXP, SEXP, SEXP);
 SEXP C_rff_draw(SEXP, SEXP, SEXP, SEXP);
 SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -13,7 +13,7 @@ SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
                  SEXP);
 SEXP C_cg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -26,7 +26,7 @@ SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 
 static const R_CallMethodDef call_entries[] = {
-  CALLDEF(C_kernel_matmul, 5),
+  CALLDEF(C_kernel_matmul, 6),
   CALLDEF(C_kernel_matrix, 4),
   CALLDEF(C_rff_draw, 4),
   CALLDEF(C_rff_matmul, 6),
@@ -34,7 +34,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_chol_solve, 5),
   CALLDEF(C_sdd_solve, 11),
   CALLDEF(C_cg_solve, 6),
-  CALLDEF(C_pivchol, 7),
+  CALLDEF(C_pivchol, 8),
   CALLDEF(C_dsg_solve, 9),
   CALLDEF(C_dsg_matmul, 7),
   CALLDEF(C_mll, 6),

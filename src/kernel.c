@@ -5,12 +5,6 @@
 #define SQRT3 1.7320508075688772
 #define SQRT5 2.2360679774997898
 
-/* Callers may form r2 from rounded sums. */
-static inline double clamp0(double x)
-{
-  return vm_max(x, 0.0);
-}
-
 int kernel_family_valid(int code)
 {
   return code >= KERNEL_MATERN12 && code <= KERNEL_SE;
@@ -42,38 +36,50 @@ double kernel_dr2(const kernel *k, double r2)
   return 0.0;
 }
 
+/* The family's formula over an array of squared distances r2 (in place),
+ * in the precision of T with that precision's vmath.h functions.  The
+ * switch sits outside the loops so each loop body is branch-free
+ * straight-line arithmetic that vectorises. */
+#define KERNEL_APPLY(T, EXP, SQRT, MAX)                                      \
+  const T s2 = (T)k->variance, one = 1, three = 3, half = (T)0.5;            \
+  switch (k->family) {                                                       \
+  case KERNEL_MATERN12:                                                      \
+    _Pragma("omp simd")                                                      \
+    for (int i = 0; i < len; i++) r2[i] = s2 * EXP(-SQRT(MAX(r2[i], 0)));   \
+    break;                                                                   \
+  case KERNEL_MATERN32:                                                      \
+    _Pragma("omp simd")                                                      \
+    for (int i = 0; i < len; i++) {                                          \
+      const T r = (T)SQRT3 * SQRT(MAX(r2[i], 0));                            \
+      r2[i] = s2 * (one + r) * EXP(-r);                                      \
+    }                                                                        \
+    break;                                                                   \
+  case KERNEL_MATERN52:                                                      \
+    _Pragma("omp simd")                                                      \
+    for (int i = 0; i < len; i++) {                                          \
+      const T r = (T)SQRT5 * SQRT(MAX(r2[i], 0));                            \
+      r2[i] = s2 * (one + r + r * r / three) * EXP(-r);                      \
+    }                                                                        \
+    break;                                                                   \
+  case KERNEL_SE:                                                            \
+    _Pragma("omp simd")                                                      \
+    for (int i = 0; i < len; i++) r2[i] = s2 * EXP(-half * MAX(r2[i], 0));   \
+    break;                                                                   \
+  }
+
+/* Callers may form r2 from rounded sums, hence the clamp at 0. */
 SDDGP_HOT
 void kernel_apply(const kernel *k, double *r2, int len)
 {
-  /* The switch sits outside the loops so each loop body is branch-free
-   * straight-line arithmetic (vmath.h) that vectorises. */
-  const double s2 = k->variance;
-  switch (k->family) {
-  case KERNEL_MATERN12:
-    #pragma omp simd
-    for (int i = 0; i < len; i++)
-      r2[i] = s2 * vm_exp_nonpositive(-vm_sqrt_nonnegative(clamp0(r2[i])));
-    break;
-  case KERNEL_MATERN32:
-    #pragma omp simd
-    for (int i = 0; i < len; i++) {
-      const double r = SQRT3 * vm_sqrt_nonnegative(clamp0(r2[i]));
-      r2[i] = s2 * (1.0 + r) * vm_exp_nonpositive(-r);
-    }
-    break;
-  case KERNEL_MATERN52:
-    #pragma omp simd
-    for (int i = 0; i < len; i++) {
-      const double r = SQRT5 * vm_sqrt_nonnegative(clamp0(r2[i]));
-      r2[i] = s2 * (1.0 + r + r * r / 3.0) * vm_exp_nonpositive(-r);
-    }
-    break;
-  case KERNEL_SE:
-    #pragma omp simd
-    for (int i = 0; i < len; i++) r2[i] = s2 * vm_exp_nonpositive(-0.5 * clamp0(r2[i]));
-    break;
-  }
+  KERNEL_APPLY(double, vm_exp_nonpositive, vm_sqrt_nonnegative, vm_max)
 }
+
+SDDGP_HOT
+void kernel_apply32(const kernel *k, float *r2, int len)
+{
+  KERNEL_APPLY(float, vm_expf_nonpositive, vm_sqrtf_nonnegative, vm_maxf)
+}
+#undef KERNEL_APPLY
 
 int kernel_spectral_df(const kernel *k)
 {

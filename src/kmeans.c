@@ -133,7 +133,7 @@ solver_status kmeans_fit(const points *x, int m, const kmeans_options *opt,
                          void *ctx)
 {
   const int n = x->n, d = x->d;
-  const points cen = {centres, m, d};
+  const points cen = {centres, m, d, NULL};
   solver_status status = SOLVER_MAX_ITER;
   double *d2 = malloc(sizeof(double) * (size_t)n);
   char *chosen = calloc((size_t)n, 1);

@@ -9,23 +9,13 @@
  * result does not depend on the thread count. */
 #define PIVCHOL_CHUNK 2048
 
-/* Kernel column of point i against all points into col: a slice of the
- * cache, or kernel_op_rows with the pivot as the single column point
- * (times A = 1), which keeps to the shared evaluator and its bits. */
-static void kernel_column(const kernel_op *K, int i, double *xi, double *col,
-                          int nthreads)
+/* Kernel column of point i against all points into col: the block
+ * K[:, i] times A = 1, so the cache, the on-the-fly kernel and either
+ * precision give the values every other product sees. */
+static void kernel_column(const kernel_op *K, int i, double *col, int nthreads)
 {
-  const points *all = K->x2;
-  const int n = all->n;
-  if (K->cache) {
-    memcpy(col, K->cache + (size_t)i * n, sizeof(double) * (size_t)n);
-    return;
-  }
-  for (int c = 0; c < all->d; c++) xi[c] = all->x[i + (size_t)c * n];
-  const points pivot = {xi, 1, all->d};
-  const kernel_op op = {K->k, all, &pivot, NULL};
   const double one = 1.0;
-  kernel_op_rows(&op, NULL, n, &one, 1, col, n, nthreads);
+  kernel_op_block(K, NULL, K->x2->n, &i, 1, &one, 1, col, K->x2->n, nthreads);
 }
 
 solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
@@ -41,9 +31,8 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
   *rank = 0;
 
   double *d = malloc(sizeof(double) * (size_t)n);
-  double *xi = malloc(sizeof(double) * (size_t)K->x2->d);
   unsigned char *used = calloc((size_t)n, 1);
-  if (!d || !xi || !used) {
+  if (!d || !used) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -65,7 +54,7 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
     }
     const double p = sqrt(dmax);
     double *col = L + (size_t)m * n;
-    kernel_column(K, piv, xi, col, nthreads);
+    kernel_column(K, piv, col, nthreads);
 
     #pragma omp parallel for num_threads(nthreads) schedule(static) \
         if ((double)n * m > 1e6)
@@ -103,7 +92,6 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
 
 done:
   free(d);
-  free(xi);
   free(used);
   return status;
 }

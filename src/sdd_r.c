@@ -22,14 +22,20 @@ static sdd_metrics glue_metrics(SEXP metrics, const kernel *k, const points *x,
   if (!Rf_isNull(tx)) {
     *test_x = glue_points(tx, "test_x");
     if (test_x->d != x->d) Rf_error("internal error: test_x has the wrong columns");
-    test->k = k;
-    test->x1 = test_x;
-    test->x2 = x;
-    test->cache = NULL;
+    const kernel_op op = {k, test_x, x, NULL, 0, NULL};
+    *test = op;
     mt.test = test;
     mt.test_y = glue_doubles(glue_list_get(metrics, "test_y"), test_x->n, "test_y");
   }
   return mt;
+}
+
+static solver_status sdd_solve_any(const kernel_op *K, const double *noise,
+                                   const double *rhs, int nrhs, const void *opt,
+                                   double *alpha, int *done, solver_callback cb,
+                                   void *ctx)
+{
+  return sdd_solve(K, noise, rhs, nrhs, opt, alpha, done, cb, ctx);
 }
 
 SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
@@ -37,7 +43,8 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
                  SEXP seed, SEXP threads)
 {
   const kernel k = glue_kernel(spec);
-  const points p = glue_points(x, "x"), b = glue_points(rhs, "rhs");
+  points p = glue_points(x, "x");
+  const points b = glue_points(rhs, "rhs");
   if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
   sdd_options opt;
   memset(&opt, 0, sizeof opt);
@@ -70,17 +77,6 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
   glue_trace_init(&tr, SDD_TRACE_VALUES(b.d),
                   opt.iterations / opt.check_every + 1 + opt.metrics.n_at);
 
-  int done = 0, interrupted = 0;
-  const kernel_op K =
-      glue_square_operator(&k, &p, glue_list_get(control, "use_cache"),
-                           opt.nthreads, &interrupted);
-
-  SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
-  const solver_status status =
-      interrupted ? SOLVER_STOPPED
-                  : sdd_solve(&K, glue_doubles(noise, p.n, "noise"), b.x, b.d,
-                              &opt, REAL(alpha), &done, glue_trace_record, &tr);
-  SEXP out = glue_solver_result(alpha, done, status, &tr);
-  UNPROTECT(1);
-  return out;
+  return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, control,
+                           opt.nthreads, &tr);
 }

@@ -98,4 +98,66 @@ static inline double vm_sqrt_nonnegative(double x)
   return s + 0.5 * y * (x - s * s);
 }
 
+
+/* Single precision (the kernel values of precision = "single"): the same
+ * constructions with float constants, 16 lanes to an AVX-512 vector, and
+ * fewer terms, since float needs 24 bits instead of 53. */
+static inline float vm_bits_to_float(uint32_t u)
+{
+  float x;
+  memcpy(&x, &u, sizeof x);
+  return x;
+}
+
+static inline uint32_t vm_float_to_bits(float x)
+{
+  uint32_t u;
+  memcpy(&u, &x, sizeof u);
+  return u;
+}
+
+static inline float vm_maxf(float x, float c)
+{
+  const uint32_t below = (uint32_t)0 - (vm_float_to_bits(x - c) >> 31);
+  return vm_bits_to_float((vm_float_to_bits(x) & ~below) |
+                          (vm_float_to_bits(c) & below));
+}
+
+/* exp(x) for x <= 0 as vm_exp_nonpositive: 2^k with k >= -126, ln 2 split
+ * in two parts (Cephes' expf; k times the first part is exact) and the
+ * Taylor series to degree 7 (truncation error below 1e-8, relative). */
+static inline float vm_expf_nonpositive(float x)
+{
+  const float shifter = 12582912.0f; /* 1.5 * 2^23 */
+  float t = x * 1.44269504f + shifter;
+  t = vm_maxf(t, shifter - 126.0f);
+  const float k = t - shifter;
+  float r = (x - k * 0.693359375f) + k * 2.12194440e-4f;
+  r = vm_maxf(r, -0.35f);
+  float p = 1.0f / 5040.0f;
+  p = p * r + 1.0f / 720.0f;
+  p = p * r + 1.0f / 120.0f;
+  p = p * r + 1.0f / 24.0f;
+  p = p * r + 1.0f / 6.0f;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  return p * vm_bits_to_float((vm_float_to_bits(t) + 127) << 23);
+}
+
+/* sqrt(x) for x >= 0 as vm_sqrt_nonnegative, with two Newton steps (the
+ * first guess is within 3.5%, so two reach 5e-6 and the final correction
+ * float precision).  The first guess is taken at max(x, 1e-30) so that it
+ * stays finite for subnormal x; below 1e-30 the result is then a few
+ * 1e-15 off, which no kernel value can see. */
+static inline float vm_sqrtf_nonnegative(float x)
+{
+  float y = vm_bits_to_float(0x5f375a86u - (vm_float_to_bits(vm_maxf(x, 1e-30f)) >> 1));
+  const float half = 0.5f * x;
+  y = y * (1.5f - half * y * y);
+  y = y * (1.5f - half * y * y);
+  const float s = x * y;
+  return s + 0.5f * y * (x - s * s);
+}
+
 #endif

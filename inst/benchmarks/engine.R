@@ -7,10 +7,11 @@
 # defaults: n = 100000 points, 5 repetitions (the median is reported),
 # output inst/extdata/benchmarks/engine.csv.  B = 512 rows of K (an SDD
 # batch) against all n columns, Matern-3/2, d = 8, 26 and 90, A with 1
-# column (the mean) and 65 (the mean and 64 samples), 1 and 2 threads.
+# column (the mean) and 65 (the mean and 64 samples), 1 and 2 threads,
+# kernel values in double and in single precision (precision = "single").
 # Kernel entries per second = B * n / time; the naive loop computes exactly
-# the same product (every entry once, with libm's exp and sqrt, summed row
-# by row), and both results are compared.
+# the same product in double (every entry once, with libm's exp and sqrt,
+# summed row by row), and both results are compared with it.
 suppressPackageStartupMessages(library(sddgp))
 args <- commandArgs(trailingOnly = TRUE)
 n <- if (length(args) >= 1L) as.integer(args[[1L]]) else 100000L
@@ -82,23 +83,28 @@ for (d in c(8L, 26L, 90L)) {
   for (cols in c(1L, 65L)) {
     A <- matrix(stats::rnorm(n * cols), n, cols)
     for (threads in 1:2) {
-      engine <- function() .Call(sddgp:::C_kernel_matmul, batch, x, spec, A, threads)
       xt <- t(x)
       batch_t <- t(batch)
       At <- t(A)
       naive <- function() .Call(dll$naive_matmul, batch_t, xt, At, threads)
-      diff <- max(abs(engine() - naive())) / max(abs(naive()))
-      t_engine <- time_median(engine)
+      reference <- naive()
       t_naive <- time_median(naive)
-      rows[[length(rows) + 1L]] <- data.frame(
-        n = n, d = d, columns = cols, threads = threads, batch = B,
-        engine_seconds = t_engine, naive_seconds = t_naive,
-        engine_entries_per_s = B * n / t_engine, naive_entries_per_s = B * n / t_naive,
-        speedup = t_naive / t_engine, max_rel_difference = diff)
-      r <- rows[[length(rows)]]
-      cat(sprintf("d = %2d, %2d column%s, %d thread%s: engine %.3g entries/s, naive %.3g, ratio %.1f (max rel. difference %.1e)\n",
-                  d, cols, if (cols == 1L) "" else "s", threads, if (threads == 1L) "" else "s",
-                  r$engine_entries_per_s, r$naive_entries_per_s, r$speedup, diff))
+      for (precision in c("double", "single")) {
+        engine <- function() {
+          .Call(sddgp:::C_kernel_matmul, batch, x, spec, A, precision, threads)
+        }
+        diff <- max(abs(engine() - reference)) / max(abs(reference))
+        t_engine <- time_median(engine)
+        rows[[length(rows) + 1L]] <- data.frame(
+          n = n, d = d, columns = cols, threads = threads, batch = B,
+          precision = precision, engine_seconds = t_engine, naive_seconds = t_naive,
+          engine_entries_per_s = B * n / t_engine, naive_entries_per_s = B * n / t_naive,
+          speedup = t_naive / t_engine, max_rel_difference = diff)
+        r <- rows[[length(rows)]]
+        cat(sprintf("d = %2d, %2d column%s, %d thread%s, %s: engine %.3g entries/s, naive %.3g, ratio %.1f (max rel. difference %.1e)\n",
+                    d, cols, if (cols == 1L) "" else "s", threads, if (threads == 1L) "" else "s",
+                    precision, r$engine_entries_per_s, r$naive_entries_per_s, r$speedup, diff))
+      }
     }
   }
 }

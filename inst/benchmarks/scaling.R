@@ -2,10 +2,12 @@
 # Matern-3/2 data in d = 8 (kernel computed on the fly, no cache: the
 # large-n regime).
 #
-#   Rscript inst/benchmarks/scaling.R [steps] [sizes] [output.csv]
+#   Rscript inst/benchmarks/scaling.R [steps] [sizes] [output.csv] [precisions]
 #
 # defaults: 100 steps, sizes 10000,100000,1000000, output
-# inst/extdata/benchmarks/scaling.csv.  Each size runs in a fresh R process
+# inst/extdata/benchmarks/scaling.csv, precisions double,single (the kernel
+# values, sdd_control(precision =)).  Each size and precision runs in a
+# fresh R process
 # (so its peak resident memory, VmHWM, is its own): the posterior mean
 # (B = 512), on 2 threads, and at 100000 points also on 1 thread, where the
 # two fits must be identical.
@@ -17,8 +19,10 @@ sizes <- if (length(args) >= 2L) as.numeric(strsplit(args[[2L]], ",")[[1L]]) els
   c(1e4, 1e5, 1e6)
 out_csv <- if (length(args) >= 3L) args[[3L]] else
   file.path("inst", "extdata", "benchmarks", "scaling.csv")
+precisions <- if (length(args) >= 4L) strsplit(args[[4L]], ",")[[1L]] else
+  c("double", "single")
 
-one_size <- function(n, steps, threads_list) {
+one_size <- function(n, steps, threads_list, precision) {
   code <- sprintf('
     suppressPackageStartupMessages(library(sddgp))
     n <- %d; d <- 8L
@@ -32,44 +36,46 @@ one_size <- function(n, steps, threads_list) {
       set.seed(2)
       fits[[as.character(threads)]] <- gp_sdd(x, y, kernel = matern(3/2, 0.5, 1),
         noise = 0.01, threads = threads,
-        control = sdd_control(iterations = %d, cache = "never"))
+        control = sdd_control(iterations = %d, cache = "never", precision = "%s"))
     }
     status <- readLines("/proc/self/status")
     hwm <- as.numeric(gsub("[^0-9]", "", grep("^VmHWM", status, value = TRUE))) / 1024
     same <- if (length(fits) == 2L) identical(fits[[1]]$alpha, fits[[2]]$alpha) else NA
     for (k in names(fits)) cat(sprintf("%%s,%%s,%%.3f,%%.1f,%%s\\n", n, k,
       fits[[k]]$seconds, hwm, same))
-  ', as.integer(n), paste(threads_list, collapse = ", "), as.integer(steps))
+  ', as.integer(n), paste(threads_list, collapse = ", "), as.integer(steps), precision)
   out <- system2(file.path(R.home("bin"), "Rscript"), c("-e", shQuote(code)),
                  stdout = TRUE, stderr = FALSE)
   lines <- grep("^[0-9]", out, value = TRUE)
   do.call(rbind, lapply(strsplit(lines, ","), function(f) data.frame(
-    n = as.numeric(f[1]), threads = as.integer(f[2]), steps = steps,
+    n = as.numeric(f[1]), precision = precision, threads = as.integer(f[2]), steps = steps,
     seconds = as.numeric(f[3]), seconds_per_1000_steps = as.numeric(f[3]) * 1000 / steps,
     peak_rss_mb = as.numeric(f[4]), identical_across_threads = as.logical(f[5]))))
 }
 
 rows <- list()
-for (n in sizes) {
+for (precision in precisions) for (n in sizes) {
   threads <- if (n == 1e5) c(1L, 2L) else 2L
-  res <- one_size(n, steps, threads)
+  res <- one_size(n, steps, threads, precision)
   print(res, row.names = FALSE)
   rows[[length(rows) + 1L]] <- res
 }
 res <- do.call(rbind, rows)
 res$machine <- sprintf("%s; %d logical CPUs", R.version.string, parallel::detectCores())
-two <- res[res$threads == 2L, ]
-t100k <- two$seconds_per_1000_steps[two$n == 1e5]
-for (i in seq_len(nrow(two))) {
-  cat(sprintf("n = %8.0f: %7.1f s per 1000 steps on 2 threads, peak RSS %6.0f MB, t(n)/t(100k) = %.2f\n",
-              two$n[i], two$seconds_per_1000_steps[i], two$peak_rss_mb[i],
-              two$seconds_per_1000_steps[i] / t100k))
-}
-one <- res[res$n == 1e5, ]
-if (nrow(one) == 2L) {
-  cat(sprintf("n = 100000: 1 -> 2 threads speed-up %.2f, identical results: %s\n",
-              one$seconds[one$threads == 1L] / one$seconds[one$threads == 2L],
-              one$identical_across_threads[1]))
+for (precision in precisions) {
+  two <- res[res$threads == 2L & res$precision == precision, ]
+  t100k <- two$seconds_per_1000_steps[two$n == 1e5]
+  for (i in seq_len(nrow(two))) {
+    cat(sprintf("%s, n = %8.0f: %7.1f s per 1000 steps on 2 threads, peak RSS %6.0f MB, t(n)/t(100k) = %.2f\n",
+                precision, two$n[i], two$seconds_per_1000_steps[i], two$peak_rss_mb[i],
+                two$seconds_per_1000_steps[i] / t100k))
+  }
+  one <- res[res$n == 1e5 & res$precision == precision, ]
+  if (nrow(one) == 2L) {
+    cat(sprintf("%s, n = 100000: 1 -> 2 threads speed-up %.2f, identical results: %s\n",
+                precision, one$seconds[one$threads == 1L] / one$seconds[one$threads == 2L],
+                one$identical_across_threads[1]))
+  }
 }
 dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
 utils::write.csv(res, out_csv, row.names = FALSE)

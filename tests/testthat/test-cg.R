@@ -73,7 +73,8 @@ test_that("every cg_control() argument is validated with a classed error", {
     jitter = list(-1, NA, Inf, "1", c(1, 2)),
     features = list(0, 10.5, NA, 2e6),
     cache = list("sometimes", NA, TRUE),
-    cache_limit = list(-1, NA, "1e9", Inf)
+    cache_limit = list(-1, NA, "1e9", Inf),
+    precision = list("half", NA, 1)
   )
   for (arg in names(bad)) {
     for (value in bad[[arg]]) {
@@ -392,3 +393,29 @@ test_that("Ctrl-C stops a long CG fit promptly and leaves R usable", {
   expect_equal(out$after, 55L)
   expect_true(all(is.finite(out$prediction)))
 })
+
+test_that("CG in single precision reaches the exact solution to float accuracy", {
+  d <- make_data(500, d = 2, seed = 21)
+  ker <- matern(5 / 2, lengthscale = 0.3, variance = 0.8)
+  exact <- ref_posterior(d$x, d$y, d$x[1:50, ], "matern52", 0.3, 0.8, 0.02)
+  fits <- lapply(c("always", "never"), function(cache) {
+    gp_sdd(d$x, d$y, kernel = ker, noise = 0.02, solver = "cg", standardize = FALSE,
+           control = cg_control(tolerance = 1e-10, max_iterations = 2000,
+                                precision = "single", cache = cache))
+  })
+  err <- max(abs(fits[[1]]$alpha - exact$alpha)) / max(abs(exact$alpha))
+  expect_lt(err, 1e-4)
+  expect_gt(err, 1e-10)
+  expect_identical(fits[[1]]$alpha, fits[[2]]$alpha)
+  expect_error(cg_control(precision = "float"), class = "sddgp_error_argument",
+               regexp = "`precision`")
+  # The preconditioner's factor from float kernel values: the same pivots
+  # and a factor within float accuracy of the double one.
+  xs <- sddgp:::scale_inputs(d$x, ker)
+  pd <- sddgp:::pivoted_cholesky(xs, ker, 30, 0.01, 0, FALSE, 2L)
+  ps <- sddgp:::pivoted_cholesky(xs, ker, 30, 0.01, 0, FALSE, 2L, precision = "single")
+  expect_identical(ps$pivots, pd$pivots)
+  expect_lt(max(abs(ps$L - pd$L)), 1e-5)
+  expect_gt(max(abs(ps$L - pd$L)), 0)
+})
+

@@ -38,14 +38,24 @@ test_that("choose_one() takes the first of the default choices and validates the
   expect_error(sddgp:::choose_one("c", "arg", ch), regexp = "not \"c\"")
 })
 
-test_that("the kernel is cached when its n^2 doubles fit the budget", {
-  ctl <- function(cache, limit) list(cache = cache, cache_limit = limit)
+test_that("the kernel is cached when its n^2 entries fit the budget", {
+  ctl <- function(cache, limit, precision = "double") {
+    list(cache = cache, cache_limit = limit, precision = precision)
+  }
   expect_true(sddgp:::use_kernel_cache(ctl("auto", 8e6), 1000))
   expect_false(sddgp:::use_kernel_cache(ctl("auto", 8e6 - 1), 1000))
+  expect_true(sddgp:::use_kernel_cache(ctl("auto", 4e6, "single"), 1000))
+  expect_false(sddgp:::use_kernel_cache(ctl("auto", 4e6 - 1, "single"), 1000))
   expect_true(sddgp:::use_kernel_cache(ctl("always", 0), 1000))
   expect_false(sddgp:::use_kernel_cache(ctl("never", Inf), 10))
-  expect_equal(sddgp:::check_cache(c("auto", "always", "never"), 1), "auto")
-  expect_error(sddgp:::check_cache("x", 1), class = "sddgp_error_argument", regexp = "`cache`")
-  expect_error(sddgp:::check_cache("auto", -1), class = "sddgp_error_argument",
-               regexp = "`cache_limit`")
+  expect_equal(sddgp:::kernel_settings(c("auto", "always", "never"), 1,
+                                       c("double", "single")),
+               list(cache = "auto", cache_limit = 1, precision = "double"))
+  expect_error(sddgp:::kernel_settings("x", 1, "double"), class = "sddgp_error_argument",
+               regexp = "`cache`")
+  expect_error(sddgp:::kernel_settings("auto", -1, "double"),
+               class = "sddgp_error_argument", regexp = "`cache_limit`")
+  expect_error(sddgp:::kernel_settings("auto", 1, "float"),
+               class = "sddgp_error_argument",
+               regexp = "`precision` must be one of \"double\", \"single\", not \"float\"")
 })

@@ -36,10 +36,16 @@ test_that("kernel-matrix products match the dense product", {
   ker <- matern(3/2, c(0.2, 0.4), 1.1)
   for (ncol in c(1, 3, 4, 6)) {
     A <- withr::with_seed(ncol, matrix(rnorm(260 * ncol), 260))
-    KA <- .Call(sddgp:::C_kernel_matmul, sddgp:::scale_inputs(x1, ker),
-                sddgp:::scale_inputs(x2, ker), sddgp:::kernel_spec(ker), A, 2L)
-    expect_equal(KA, ref_kernel(x1, x2, "matern32", c(0.2, 0.4), 1.1) %*% A,
-                 tolerance = 1e-12)
+    KA <- function(precision) {
+      .Call(sddgp:::C_kernel_matmul, sddgp:::scale_inputs(x1, ker),
+            sddgp:::scale_inputs(x2, ker), sddgp:::kernel_spec(ker), A, precision, 2L)
+    }
+    ref <- ref_kernel(x1, x2, "matern32", c(0.2, 0.4), 1.1) %*% A
+    expect_equal(KA("double"), ref, tolerance = 1e-12)
+    # Float kernel values (each within ~1e-7 of the variance), double sums.
+    err <- max(abs(KA("single") - ref)) / max(abs(ref))
+    expect_lt(err, 1e-6)
+    expect_gt(err, 1e-12)
   }
 })
 

@@ -20,6 +20,7 @@ test_that("sdd_control() has the paper's defaults", {
   expect_identical(ctl$features, 2000L)
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
+  expect_equal(ctl$precision, "double")
   ctl2 <- sdd_control(iterations = 5, averaging = "none", batch_sampling = "permutation",
                       cache = "never", step_size = 2, averaging_rate = 0.5)
   expect_identical(ctl2$iterations, 5L)
@@ -46,7 +47,8 @@ test_that("every sdd_control() argument is validated with a classed error", {
     step_fraction = list(0, -0.5, 11, NA),
     features = list(0, 10.5, NA, 2e6, "100"),
     cache = list("sometimes", NA, TRUE),
-    cache_limit = list(-1, NA, "1e9", Inf)
+    cache_limit = list(-1, NA, "1e9", Inf),
+    precision = list("half", NA, 32, c("single", "x"))
   )
   for (arg in names(bad)) {
     for (value in bad[[arg]]) {
@@ -95,6 +97,36 @@ test_that("resolve_sdd_control() caps sizes and fills in data-dependent settings
   expect_false(sddgp:::resolve_sdd_control(sdd_control(cache = "never"), 100)$use_cache)
   expect_true(sddgp:::resolve_sdd_control(sdd_control(cache = "always", cache_limit = 0),
                                           100)$use_cache)
+  # In single precision 4 n^2 bytes.
+  expect_true(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 4e4,
+                                                      precision = "single"), 100)$use_cache)
+  expect_false(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 4e4 - 1,
+                                                       precision = "single"), 100)$use_cache)
+})
+
+test_that("precision = \"single\" solves to float accuracy, identically cached or not", {
+  d <- make_data(400, d = 3, seed = 11)
+  ker <- matern(3 / 2, lengthscale = c(0.4, 0.6, 0.8), variance = 1.3)
+  xnew <- make_data(60, d = 3, seed = 12)$x
+  exact <- ref_posterior(d$x, d$y, xnew, "matern32", c(0.4, 0.6, 0.8), 1.3, 0.05)
+  fit <- function(precision, cache = "always", iterations = 10000, threads = 2L) {
+    withr::with_seed(3, gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, threads = threads,
+      standardize = FALSE,
+      control = sdd_control(iterations = iterations, batch_size = 400, averaging = "none",
+                            precision = precision, cache = cache)))
+  }
+  # The exact gradient with momentum converges to the solution of the
+  # system: in double to rounding, in single to what float kernel values
+  # allow (each within ~1e-7 of the variance; 1.9e-6 here).
+  expect_lt(max(abs(predict(fit("double"), xnew) - exact$mean)), 1e-10)
+  err_single <- max(abs(predict(fit("single"), xnew) - exact$mean))
+  expect_lt(err_single, 1e-4)
+  expect_gt(err_single, 1e-9)  # it is really computed in float
+  # The float cache holds the values computed on the fly, bit for bit, and
+  # the thread count changes nothing.
+  short <- fit("single", iterations = 300)$alpha
+  expect_identical(fit("single", "never", iterations = 300)$alpha, short)
+  expect_identical(fit("single", "never", iterations = 300, threads = 1L)$alpha, short)
 })
 
 test_that("batch_size larger than n works (capped at n)", {

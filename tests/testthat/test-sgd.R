@@ -443,7 +443,8 @@ test_that("sgd_control() has the reference's defaults and validates every argume
     reference = list("a", c(1, NA), numeric()),
     features = list(0, NA),
     cache = list("sometimes"),
-    cache_limit = list(-1, NA)
+    cache_limit = list(-1, NA),
+    precision = list("half", NA)
   )
   for (arg in names(bad)) {
     for (value in bad[[arg]]) {

@@ -150,7 +150,7 @@ void test_block(void)
   for (int r = 0; r < nrows; r++) rows[r] = (int)(test_unif() * n1);
   rows[0] = n1 - 1;
   rows[1] = rows[2] = 0; /* repeated rows are allowed */
-  const points p1 = {x1, n1, d}, p2 = {x2, n2, d};
+  const points p1 = {x1, n1, d, NULL}, p2 = {x2, n2, d, NULL};
   char what[128];
 
   for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
@@ -204,7 +204,7 @@ void test_block(void)
       double *o1 = dalloc((size_t)ldo * ncol), *o2 = dalloc((size_t)ldo * ncol);
       double *o3 = dalloc((size_t)ldo * ncol), *o4 = dalloc((size_t)n1 * ncol);
       double *o5 = dalloc((size_t)n1 * ncol);
-      const kernel_op fly = {&k, &p1, &p1, NULL}, cached = {&k, &p1, &p1, Kc};
+      const kernel_op fly = {&k, &p1, &p1, NULL, 0, NULL}, cached = {&k, &p1, &p1, Kc, 0, NULL};
       for (size_t i = 0; i < (size_t)ldo * ncol; i++) o1[i] = o2[i] = o3[i] = sentinel;
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o1, ldo, 1);
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o3, ldo, 2);
@@ -262,7 +262,7 @@ void test_block(void)
   /* Edge cases: one column of p2; no rows at all. */
   {
     const kernel k = {KERNEL_MATERN32, 1.3};
-    const points q = {x2, 1, 1}, p = {x1, n1, 1};
+    const points q = {x2, 1, 1, NULL}, p = {x1, n1, 1, NULL};
     double o[53], a1 = 2.0;
     block_matmul(&k, &p, NULL, n1, &q, &a1, 1, o, n1, 2);
     double maxerr = 0.0;
@@ -288,7 +288,7 @@ void test_chol(void)
   double *x = random_points(n, d, 3.0), *b = random_matrix(n, nrhs);
   double *alpha = dalloc((size_t)n * nrhs), *noise = dalloc(n);
   double *a = dalloc((size_t)n * n);
-  const points p = {x, n, d};
+  const points p = {x, n, d, NULL};
 
   for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
     const kernel k = {(kernel_family)f, 1.2};
@@ -423,7 +423,7 @@ void test_sdd(void)
   const kernel k = {KERNEL_MATERN32, 1.0};
   /* Inputs on [0, 2)^3 in length-scale units. */
   double *x = random_points(n, d, 2.0);
-  const points p = {x, n, d};
+  const points p = {x, n, d, NULL};
   double *rhs = random_matrix(n, nrhs);
   /* A smooth second right-hand side, like GP targets. */
   for (int i = 0; i < n; i++)
@@ -437,7 +437,7 @@ void test_sdd(void)
   /* The kernel evaluated on the fly, and read from a precomputed matrix. */
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  const kernel_op op = {&k, &p, &p, NULL}, op_cached = {&k, &p, &p, Kc};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL};
 
   const double steps[2] = {3.0, 3.0};
   sdd_options opt;
@@ -687,7 +687,7 @@ void test_rff(void)
   double *omega = dalloc((size_t)m * d), *phase = dalloc(m);
   /* Points at moderate distances, r from 0 to ~2.5 length scales. */
   double *x = random_points(npts, d, 1.5);
-  const points p = {x, npts, d};
+  const points p = {x, npts, d, NULL};
   double *phi = dalloc(m), *out = dalloc(npts), *out2 = dalloc(npts);
 
   for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
@@ -793,6 +793,7 @@ int main(int argc, char **argv)
   printf("sddgp core driver%s\n", quick ? " (quick sizes)" : "");
   test_kernels();
   test_block();
+  test_single();
   test_chol();
   test_sdd();
   test_rng();

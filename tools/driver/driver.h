@@ -70,6 +70,7 @@ void block_matmul(const kernel *k, const points *p1, const int *rows,
 /* The test groups, one per core file; main() runs them in turn. */
 void test_kernels(void);
 void test_block(void);
+void test_single(void); /* test_single.c: single-precision kernel values */
 void test_chol(void);
 void test_sdd(void);
 void test_cg(void); /* test_cg.c: pivoted Cholesky and conjugate gradients */

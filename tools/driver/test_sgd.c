@@ -42,7 +42,7 @@ static void test_block_columns(void)
   const int nrows = 37, m = 29;
   const kernel k = {KERNEL_MATERN52, 0.9};
   double *x = random_points(n, d, 2.0), *xt = random_points(m, d, 2.0);
-  const points p = {x, n, d}, pt = {xt, m, d};
+  const points p = {x, n, d, NULL}, pt = {xt, m, d, NULL};
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   double *Kt = naive_kernel_matrix(&k, xt, m, x, n, d);
   double *Kc = dalloc((size_t)n * n);
@@ -52,8 +52,8 @@ static void test_block_columns(void)
   for (int j = 0; j < ncols; j++) cols[j] = (int)(test_unif() * n);
   cols[1] = cols[0]; /* repeated columns add up */
   for (int r = 0; r < nrows; r++) rows[r] = (int)(test_unif() * n);
-  const kernel_op fly = {&k, &p, &p, NULL}, cached = {&k, &p, &p, Kc};
-  const kernel_op test = {&k, &pt, &p, NULL};
+  const kernel_op fly = {&k, &p, &p, NULL, 0, NULL}, cached = {&k, &p, &p, Kc, 0, NULL};
+  const kernel_op test = {&k, &pt, &p, NULL, 0, NULL};
   double *o1 = dalloc((size_t)n * ncol), *o2 = dalloc((size_t)n * ncol);
   double *o3 = dalloc((size_t)n * ncol);
 
@@ -123,7 +123,7 @@ static void test_step_features(void)
   const int n = quick ? 200 : 600, d = 3, m = quick ? 60 : 400, ncol = 3;
   const kernel k = {KERNEL_MATERN32, 1.4};
   double *x = random_points(n, d, 2.0), *A = random_matrix(n, ncol);
-  const points p = {x, n, d};
+  const points p = {x, n, d, NULL};
   double *om = dalloc((size_t)m * d), *ph = dalloc(m);
   double *om2 = dalloc((size_t)m * d), *ph2 = dalloc(m);
   double *o1 = dalloc((size_t)m * ncol), *o2 = dalloc((size_t)m * ncol);
@@ -397,11 +397,11 @@ void test_sgd(void)
   }
   double *reg = random_matrix(n, nrhs), *noise = dalloc(n);
   for (int i = 0; i < n; i++) noise[i] = 0.3 + 0.2 * (i % 2); /* heteroscedastic */
-  const points p = {x, n, d};
+  const points p = {x, n, d, NULL};
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  const kernel_op op = {&k, &p, &p, NULL}, op_cached = {&k, &p, &p, Kc};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL};
   const hand_problem hp = {&k, x, K, noise, rhs, reg, n, d, nrhs};
   const size_t len = (size_t)n * nrhs;
   double *star = dalloc(len), *chol_work = dalloc((size_t)n * n);
@@ -530,8 +530,8 @@ void test_sgd(void)
   {
     const int m = 23, at[3] = {5, 10, 12};
     double *xt = random_points(m, d, 18.0), *yt = random_matrix(m, 1);
-    const points pt = {xt, m, d};
-    const kernel_op test = {&k, &pt, &p, NULL};
+    const points pt = {xt, m, d, NULL};
+    const kernel_op test = {&k, &pt, &p, NULL, 0, NULL};
     double *Kt = naive_kernel_matrix(&k, xt, m, x, n, d);
     sdd_options opt;
     memset(&opt, 0, sizeof opt);

@@ -42,7 +42,8 @@
 #'   of evaluating the kernel, which is several times faster.
 #' @param cache_limit Memory budget of the cached kernel matrix, in bytes.
 #' @param precision `"double"` or `"single"`: the precision of the kernel
-#'   values (see [sdd_control()], section Single precision).
+#'   values the solver multiplies by (section Single precision of
+#'   [sdd_control()]).
 #' @return An object of class `sddgp_control`.
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic

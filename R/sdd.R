@@ -123,7 +123,8 @@
 #'   instead of evaluating them, which is several times faster.
 #' @param cache_limit Memory budget of the cached kernel matrix, in bytes.
 #' @param precision `"double"` or `"single"`: the precision of the kernel
-#'   values the solver multiplies by (see the section Single precision).
+#'   values the solver multiplies by (section Single precision of
+#'   [sdd_control()]).
 #' @return An object of class `sddgp_control`.
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic

@@ -19,8 +19,9 @@
 #
 # Protocol: GpGp (nugget fixed at the truth, variance and range estimated
 # starting from the truth) sets the time budget T (fit and prediction); sddgp
-# gets the same T: the number of SDD steps comes from a 50-step pilot run
-# (default batch 512, the true hyperparameters, kernel on the fly).  laGP
+# gets the same T, once with double and once with single-precision kernel
+# values: the number of SDD steps comes from a 50-step pilot run (default
+# batch 512, the true hyperparameters, kernel on the fly).  laGP
 # (its own local length scales, nugget the true noise ratio, 2 OpenMP
 # threads) predicts at all test points and its own time is reported.  The
 # exact GP uses the largest subset m whose Cholesky time, scaled by m^3
@@ -80,23 +81,25 @@ for (d in dims) {
   rows[[length(rows) + 1L]] <- score("GpGp (Vecchia, m = 30)", gp$value, gp$seconds,
                                      "nugget fixed, variance and range estimated")
 
-  # sddgp at the same wall time.
+  # sddgp at the same wall time, with kernel values in double and in single
+  # precision (sdd_control(precision =)).
   kern <- matern(3/2, ell, 1)
-  pilot <- elapsed(gp_sdd(x, y, kernel = kern, noise = noise, standardize = FALSE,
-                          control = sdd_control(iterations = 50, cache = "never"),
-                          threads = threads))
-  per_step <- pilot$value$seconds / 50
-  overhead <- pilot$seconds - pilot$value$seconds
-  predict_time <- elapsed(predict(pilot$value, xt, threads = threads))$seconds
-  steps <- max(50L, floor((budget - overhead - predict_time) / per_step))
-  sdd <- elapsed({
-    fit <- gp_sdd(x, y, kernel = kern, noise = noise, standardize = FALSE,
-                  control = sdd_control(iterations = steps, cache = "never"),
-                  threads = threads)
-    predict(fit, xt, threads = threads)
-  })
-  rows[[length(rows) + 1L]] <- score("sddgp (SDD)", sdd$value, sdd$seconds,
-                                     sprintf("%d steps", steps))
+  for (precision in c("double", "single")) {
+    sdd_at <- function(steps) {
+      gp_sdd(x, y, kernel = kern, noise = noise, standardize = FALSE,
+             control = sdd_control(iterations = steps, cache = "never",
+                                   precision = precision),
+             threads = threads)
+    }
+    pilot <- elapsed(sdd_at(50L))
+    per_step <- pilot$value$seconds / 50
+    overhead <- pilot$seconds - pilot$value$seconds
+    predict_time <- elapsed(predict(pilot$value, xt, threads = threads))$seconds
+    steps <- max(50L, floor((budget - overhead - predict_time) / per_step))
+    sdd <- elapsed(predict(sdd_at(steps), xt, threads = threads))
+    rows[[length(rows) + 1L]] <- score(sprintf("sddgp (SDD, %s)", precision), sdd$value,
+                                       sdd$seconds, sprintf("%d steps", steps))
+  }
 
   # laGP: local GPs of 50 points (ALC), Gaussian kernel with local MLE of
   # the length scale, nugget the true noise-to-variance ratio.

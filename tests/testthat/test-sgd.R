@@ -250,6 +250,13 @@ test_that("solver = 'sgd' approaches the exact posterior as far as the method al
   short <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1,
                   control = sgd_control(iterations = 500))
   expect_gt(pred_err(K, short$alpha, exact$alpha), pred_err(K, fit$alpha, exact$alpha))
+  # Kernel values in single precision (the same draws) move the fit by
+  # float rounding only, far less than SGD's own error.
+  withr::local_seed(1)
+  single <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, samples = 2,
+                   control = sgd_control(iterations = 3000, precision = "single"))
+  expect_lt(pred_err(K, single$alpha, fit$alpha), 1e-4)
+  expect_false(identical(single$alpha, fit$alpha))
 })
 
 test_that("clipping caps the mean's gradient only, and a tiny cap slows convergence", {
@@ -354,6 +361,8 @@ test_that("results do not depend on the number of threads", {
   controls <- list(
     sgd_control(iterations = 4, batch_size = 128, check_every = 2, step_size = 0.01,
                 step_size_samples = 0.01, cache = "never"),
+    sgd_control(iterations = 4, batch_size = 128, check_every = 2, step_size = 0.01,
+                step_size_samples = 0.01, cache = "never", precision = "single"),
     sdd_control(iterations = 3, estimator = "features", step_size = 1, cache = "never"),
     sdd_control(iterations = 4, batch_size = 128, estimator = "coordinates_kalpha",
                 step_size = 1, cache = "never"))

@@ -26,6 +26,7 @@
 #include "../../src/chol.h"
 #include "../../src/rff.h"
 #include "../../src/kernel.h"
+#include "../../src/vmath.h"
 #include "../../src/rng.h"
 #include "../../src/sdd.h"
 #include "../../src/omp_compat.h"
@@ -133,6 +134,31 @@ void test_kernels(void)
     CHECK(kernel_spectral_df(&m12) == 1 && kernel_spectral_df(&m32) == 3 &&
           kernel_spectral_df(&m52) == 5 && kernel_spectral_df(&se) == 0,
           "spectral df is 2 nu (0 for se)");
+  }
+  /* vmath.h against libm: exp on kernel arguments, sqrt on squared
+   * distances, cos on feature projections (absolute error: cos has zeros). */
+  {
+    double e_exp = 0.0, e_sqrt = 0.0, e_cos = 0.0, e_expf = 0.0, e_sqrtf = 0.0;
+    for (int i = 0; i < (quick ? 20000 : 1000000); i++) {
+      const double u = test_unif();
+      const double xe = -700.0 * u * u, xs = 1e-6 + 1e6 * u * u * u;
+      const double xc = 2e4 * (u - 0.5);
+      const double ref_e = exp(xe), ref_s = sqrt(xs);
+      e_exp = fmax(e_exp, fabs(vm_exp_nonpositive(xe) - ref_e) / ref_e);
+      e_sqrt = fmax(e_sqrt, fabs(vm_sqrt_nonnegative(xs) - ref_s) / ref_s);
+      e_cos = fmax(e_cos, fabs(vm_cos(xc) - cos(xc)));
+      const float fe = (float)(-80.0 * u), fs = (float)xs;
+      e_expf = fmax(e_expf, fabs(vm_expf_nonpositive(fe) - exp((double)fe)) / exp((double)fe));
+      e_sqrtf = fmax(e_sqrtf, fabs(vm_sqrtf_nonnegative(fs) - sqrt((double)fs)) / sqrt((double)fs));
+    }
+    CHECK(e_exp < 2.3e-16, "vm_exp_nonpositive: max relative error %g", e_exp);
+    CHECK(e_sqrt < 2.3e-16, "vm_sqrt_nonnegative: max relative error %g", e_sqrt);
+    CHECK(e_cos < 4.5e-16, "vm_cos: max absolute error %g", e_cos);
+    CHECK(e_expf < 1.5e-7, "vm_expf_nonpositive: max relative error %g", e_expf);
+    CHECK(e_sqrtf < 1.2e-7, "vm_sqrtf_nonnegative: max relative error %g", e_sqrtf);
+    CHECK(vm_exp_nonpositive(0.0) == 1.0 && vm_sqrt_nonnegative(0.0) == 0.0 &&
+          vm_cos(0.0) == 1.0 && vm_sqrtf_nonnegative(0.0f) == 0.0f,
+          "exp(0) = 1, sqrt(0) = 0, cos(0) = 1 exactly");
   }
 }
 

@@ -282,6 +282,16 @@ void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
                 out, ldo, nthreads);
 }
 
+void kernel_op_row_values(const kernel_op *op, int i, double *out)
+{
+  const int n2 = op->x2->n;
+  for (int j0 = 0; j0 < n2; j0 += TILE) {
+    const int len = n2 - j0 < TILE ? n2 - j0 : TILE;
+    const double *v = block_tile(op, i, NULL, j0, len, out + j0);
+    if (v != out + j0) memcpy(out + j0, v, sizeof(double) * (size_t)len);
+  }
+}
+
 void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads)

@@ -54,6 +54,11 @@ void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
                      const int *cols, int ncols, const double *A, int ncol,
                      double *out, int ldo, int nthreads);
 
+/* Row i of the block itself, K(x1[i], x2[j]) for all j, into out: the
+ * values the products above multiply (cache or on the fly, either
+ * precision), a tile at a time on the calling thread. */
+void kernel_op_row_values(const kernel_op *op, int i, double *out);
+
 /* The tiled product behind kernel_op_block, for any matrix M whose entries
  * can be produced a row tile at a time (kernel values, random features):
  *   out[r + c*ldo] = sum_j M[rows[r], cols[j]] A[j + c*ncols]

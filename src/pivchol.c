@@ -9,15 +9,6 @@
  * result does not depend on the thread count. */
 #define PIVCHOL_CHUNK 2048
 
-/* Kernel column of point i against all points into col: the block
- * K[:, i] times A = 1, so the cache, the on-the-fly kernel and either
- * precision give the values every other product sees. */
-static void kernel_column(const kernel_op *K, int i, double *col, int nthreads)
-{
-  const double one = 1.0;
-  kernel_op_block(K, NULL, K->x2->n, &i, 1, &one, 1, col, K->x2->n, nthreads);
-}
-
 solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
                       double rel_tol, int nthreads, double *L, int *pivots,
                       double *trace, int *rank, solver_callback callback,
@@ -54,7 +45,8 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
     }
     const double p = sqrt(dmax);
     double *col = L + (size_t)m * n;
-    kernel_column(K, piv, col, nthreads);
+    /* K is symmetric: column piv is row piv. */
+    kernel_op_row_values(K, piv, col);
 
     #pragma omp parallel for num_threads(nthreads) schedule(static) \
         if ((double)n * m > 1e6)

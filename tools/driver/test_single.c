@@ -109,6 +109,16 @@ static void test_single_operator(void)
     CHECK(num / den < 1e-5, "family %d single K[, cols] A vs double: %g", f, num / den);
     CHECK(memcmp(c1, c2, sizeof(double) * (size_t)n * ncol) == 0,
           "family %d single K[, cols]: cached and on-the-fly differ", f);
+    /* Row values, as the pivoted Cholesky factor reads them. */
+    double *r1 = dalloc(n), *r2 = dalloc(n);
+    kernel_op_row_values(&fly, rows[0], r1);
+    kernel_op_row_values(&cached, rows[0], r2);
+    double rerr = 0.0;
+    for (int j = 0; j < n; j++) rerr = fmax(rerr, fabs(r1[j] - K[rows[0] + (size_t)j * n]));
+    CHECK(rerr < 1e-6 * k.variance, "family %d single row values vs double: %g", f, rerr);
+    CHECK(memcmp(r1, r2, sizeof(double) * (size_t)n) == 0,
+          "family %d single row values: cached and on-the-fly differ", f);
+    free(r1); free(r2);
     free(K); free(cache); free(o1); free(o2); free(o3); free(Ac); free(c1); free(c2);
   }
   free(x); free(x32); free(A);

@@ -2,7 +2,8 @@
 # throughput (engine.R) against: the clock and the rate of independent
 # AVX-512 multiply-adds.  The VM exposes no hardware counters, so both are
 # timed: the clock from chains of dependent instructions of known latency
-# (imul: 3 cycles, vfmadd on zmm: 4 cycles on every AVX-512 Intel core),
+# (imul: 3 cycles; vfmadd on zmm: 4 cycles on Intel's server cores from
+# Skylake-SP to Sapphire Rapids, which the two clocks then confirm),
 # the multiply-add rate from twelve independent chains.  x86-64 with
 # AVX-512 only (checked before running).
 #

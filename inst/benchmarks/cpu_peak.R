@@ -11,6 +11,7 @@
 #
 # Prints the median of the repeats for each figure.
 
+source(file.path("inst", "benchmarks", "compile_c.R"))
 args <- commandArgs(trailingOnly = TRUE)
 repeats <- if (length(args) >= 1) as.integer(args[1]) else 5L
 
@@ -72,15 +73,7 @@ SEXP cpu_peak(SEXP iterations)
 }
 '
 if (!R.version$arch %in% c("x86_64", "amd64")) stop("cpu_peak.R needs an x86-64 CPU")
-dir <- tempfile("cpu_peak")
-dir.create(dir)
-writeLines(src, file.path(dir, "cpu_peak.c"))
-old <- setwd(dir)
-status <- system2(file.path(R.home("bin"), "R"), c("CMD", "SHLIB", "cpu_peak.c"),
-                  stdout = FALSE, stderr = FALSE)
-setwd(old)
-if (status != 0L) stop("could not compile cpu_peak.c")
-dll <- dyn.load(file.path(dir, paste0("cpu_peak", .Platform$dynlib.ext)))
+dll <- compile_c(src, "cpu_peak")
 
 n <- 1e8
 times <- replicate(repeats, .Call(dll$cpu_peak, n))

@@ -13,6 +13,7 @@
 # the same product in double (every entry once, with libm's exp and sqrt,
 # summed row by row), and both results are compared with it.
 suppressPackageStartupMessages(library(sddgp))
+source(file.path("inst", "benchmarks", "compile_c.R"))
 args <- commandArgs(trailingOnly = TRUE)
 n <- if (length(args) >= 1L) as.integer(args[[1L]]) else 100000L
 reps <- if (length(args) >= 2L) as.integer(args[[2L]]) else 5L
@@ -57,17 +58,8 @@ SEXP naive_matmul(SEXP x1t, SEXP x2t, SEXP At, SEXP threads)
   return out;
 }
 "
-dir <- tempfile("naive")
-dir.create(dir)
-writeLines(naive_src, file.path(dir, "naive.c"))
-writeLines("PKG_CFLAGS = $(SHLIB_OPENMP_CFLAGS)\nPKG_LIBS = $(SHLIB_OPENMP_CFLAGS)",
-           file.path(dir, "Makevars"))
-old <- setwd(dir)
-status <- system2(file.path(R.home("bin"), "R"), c("CMD", "SHLIB", "naive.c"),
-                  stdout = FALSE, stderr = FALSE)
-setwd(old)
-if (status != 0L) stop("could not compile the naive loop")
-dll <- dyn.load(file.path(dir, paste0("naive", .Platform$dynlib.ext)))
+dll <- compile_c(naive_src, "naive",
+                 makevars = "PKG_CFLAGS = $(SHLIB_OPENMP_CFLAGS)\nPKG_LIBS = $(SHLIB_OPENMP_CFLAGS)")
 
 time_median <- function(f) {
   f() # warm-up: page in, thread pool

@@ -38,6 +38,8 @@
 # - sdd_single: sdd with kernel values in single precision
 #   (sdd_control(precision = "single")), as the reference implementation
 #   computes; split 0 of the --budget-datasets only.
+# Each row also keeps the last estimated relative residual of the mean and
+# the sample systems (iterative solvers), to tell budget from split.
 # NLL: mean negative log density of the test targets under N(mean, var +
 # noise), var the second moment of --samples posterior samples (2000 random
 # Fourier features), as in the reference implementation.
@@ -154,6 +156,7 @@ run_one <- function(dataset, split, method, data, hp) {
                     cpu_seconds = sum(timing[c("user.self", "sys.self")]),
                     load_before = load,
                     iterations = NA_integer_, status = "diverged",
+                    residual = NA_real_, residual_samples = NA_real_,
                     samples = with_samples, threads = threads,
                     step_size = NA_real_, step_size_samples = NA_real_, date = format(Sys.time(), "%Y-%m-%d %H:%M"),
                     sddgp = as.character(utils::packageVersion("sddgp")),
@@ -173,6 +176,11 @@ run_one <- function(dataset, split, method, data, hp) {
   row$predict_seconds <- predict_seconds
   row$iterations <- fit$iterations %||% NA_integer_
   row$status <- fit$status %||% "done"
+  # How far the iterative solvers got: the last estimated relative residual
+  # of the mean and the sample systems (NA for SVGP and the exact GP).
+  s <- summary(fit)
+  row$residual <- s$residual %||% NA_real_
+  row$residual_samples <- s$residual_samples %||% NA_real_
   steps <- fit$state$step_size
   row$step_size <- steps[1L] %||% NA_real_
   row$step_size_samples <- if (length(steps) > 1L) steps[[2L]] else NA_real_

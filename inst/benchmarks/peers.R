@@ -33,12 +33,7 @@
 # scaled by m^3 from a 4000-point pilot, fits T (at most 20000 points and n).
 suppressPackageStartupMessages(library(sddgp))
 
-args <- commandArgs(trailingOnly = TRUE)
-option <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
-}
-split_list <- function(x) strsplit(x, ",", fixed = TRUE)[[1L]]
+source(file.path("inst", "benchmarks", "options.R"))
 n <- as.integer(option("n", "100000"))
 dims <- as.integer(split_list(option("dims", "8,26")))
 known <- c("gpgp", "sdd_double", "sdd_single", "lagp", "exact")

@@ -45,13 +45,8 @@
 # Fourier features), as in the reference implementation.
 library(sddgp)
 
-args <- commandArgs(trailingOnly = TRUE)
-option <- function(name, default) {
-  hit <- grep(paste0("^--", name, "="), args, value = TRUE)
-  if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
-}
+source(file.path("inst", "benchmarks", "options.R"))
 `%||%` <- function(a, b) if (is.null(a) || !length(a)) b else a
-split_list <- function(x) strsplit(x, ",", fixed = TRUE)[[1L]]
 
 data_dir <- option("data", file.path("..", "shared", "data", "uci"))
 out <- option("out", file.path("inst", "extdata", "benchmarks", "uci_table.csv"))

@@ -72,15 +72,21 @@ solver_status <- function(res, solver, advice, ...) {
                 class = "sddgp_error_divergence", iterations = res$iterations, ...)
   }
   if (status == "interrupted") {
-    stop(structure(class = c("sddgp_interrupt", "interrupt", "condition"),
-                   list(message = sprintf("%s interrupted by the user after %d iterations",
-                                          label, res$iterations), call = NULL)))
+    signal_interrupt(sprintf("%s interrupted by the user after %d iterations", label,
+                          res$iterations))
   }
   if (status == "out of memory") {
     sddgp_abort(sprintf("%s could not allocate its working memory.", label),
                 class = "sddgp_error_memory")
   }
   status
+}
+
+# Ctrl-C seen by a C solver (which returned cleanly, freeing its memory)
+# becomes an interrupt condition, caught by tryCatch(interrupt = ) as R's own.
+signal_interrupt <- function(message) {
+  stop(structure(class = c("sddgp_interrupt", "interrupt", "condition"),
+                 list(message = message, call = NULL)))
 }
 
 # The convergence trace of a C solver's result: the mean's residual and the
@@ -115,6 +121,12 @@ cholesky_max_n <- 20000L
 #' factorisation: O(n^3) time and O(n^2) memory, so at most 20000 points. It
 #' is the reference the iterative solvers are tested against.
 #'
+#' The factorisation and the solves work on blocks of 128 rows and columns,
+#' spread over the fit's `threads` whatever BLAS R is linked to (the
+#' reference BLAS has no threads of its own), with the same result for any
+#' thread count; between blocks the solver checks for Ctrl-C, so a long
+#' exact fit can be interrupted.
+#'
 #' @param features Random Fourier features of the prior draws behind
 #'   posterior samples.
 #' @return An object of class `sddgp_control`.
@@ -128,11 +140,12 @@ cholesky_control <- function(features = 2000) {
 solve_cholesky <- function(problem, control, threads, state) {
   res <- .Call(C_chol_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, threads)
-  if (res[[2L]] != 0L) {
+  if (res$interrupted) signal_interrupt("The Cholesky factorisation was interrupted by the user")
+  if (res$info != 0L) {
     sddgp_abort(paste(
       "The Cholesky factorisation of K + noise * I failed: the matrix is not",
       "numerically positive definite. Increase `noise` or check for",
       "duplicated inputs."), class = "sddgp_error_numerical")
   }
-  list(alpha = res[[1L]], iterations = 0L, status = "exact", trace = empty_trace())
+  list(alpha = res$alpha, iterations = 0L, status = "exact", trace = empty_trace())
 }

@@ -1,21 +1,43 @@
-/* The exact solver: Cholesky factorisation of K + diag(noise) with LAPACK.
- * O(n^3) time and O(n^2) memory, so for small data and as the ground truth
- * every iterative solver is tested against. */
+/* The exact solver: Cholesky factorisation of K + diag(noise).  O(n^3) time
+ * and O(n^2) memory, so for small data and as the ground truth every
+ * iterative solver is tested against.  The factorisation and the solves
+ * are blocked here rather than left to one LAPACK call so that they use
+ * the package's threads (R's reference BLAS has none) and answer Ctrl-C
+ * between blocks: a single dpotrf on 20000 points runs for half an hour. */
 #ifndef SDDGP_CHOL_H
 #define SDDGP_CHOL_H
 
 #include "block.h"
 #include "kernel.h"
+#include "solver.h"
 
-/* Overwrite `a` (n x n, column-major) with K(x, x) + diag(noise) and then
- * with its lower Cholesky factor.  Returns LAPACK's info: 0 on success, i > 0
- * if the leading minor of order i is not positive definite. */
+/* Returned when the callback asked to stop. */
+#define CHOL_STOPPED (-1)
+
+/* Overwrite the lower triangle of `a` (n x n, column-major, symmetric)
+ * with its Cholesky factor L; the strict upper triangle is not touched.
+ * Returns 0 on success, i > 0 if the leading minor of order i is not
+ * positive definite (as LAPACK's info), or CHOL_STOPPED.  The callback
+ * (NULL for none) is polled between blocks with iteration 0 and no
+ * residuals.  The result is the same for any thread count. */
+int chol_lower(double *a, int n, int nthreads, solver_callback callback,
+               void *ctx);
+
+/* rhs (n x nrhs) := (L L')^-1 rhs for the factor L left by chol_lower.
+ * Returns 0 or CHOL_STOPPED. */
+int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,
+                        int nthreads, solver_callback callback, void *ctx);
+
+/* Overwrite `a` (n x n) with K(x, x) + diag(noise) and then its lower
+ * triangle with the factor; returns as chol_lower. */
 int chol_factor(const kernel *k, const points *x, const double *noise,
-                double *a, int nthreads);
+                double *a, int nthreads, solver_callback callback, void *ctx);
 
 /* Solve (K + diag(noise)) alpha = rhs for nrhs columns; rhs is overwritten
- * by the solution.  `a` is n x n workspace left holding the factor. */
+ * by the solution.  `a` is n x n workspace left holding the factor.
+ * Returns as chol_lower. */
 int chol_solve(const kernel *k, const points *x, const double *noise,
-               double *rhs, int nrhs, double *a, int nthreads);
+               double *rhs, int nrhs, double *a, int nthreads,
+               solver_callback callback, void *ctx);
 
 #endif

@@ -9,11 +9,16 @@ SEXP C_chol_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP threads)
   if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
   SEXP alpha = PROTECT(Rf_duplicate(rhs));
   double *work = (double *)R_alloc((size_t)p.n * p.n, sizeof(double));
+  glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
+  glue_trace_init(&tr, 0, 0);
   const int info = chol_solve(&k, &p, glue_doubles(noise, p.n, "noise"),
-                              REAL(alpha), b.d, work, glue_threads(threads));
-  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2));
+                              REAL(alpha), b.d, work, glue_threads(threads),
+                              glue_trace_record, &tr);
+  const char *names[] = {"alpha", "info", "interrupted", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, alpha);
-  SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(info));
+  SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(info == CHOL_STOPPED ? 0 : info));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarLogical(info == CHOL_STOPPED));
   UNPROTECT(2);
   return out;
 }

@@ -66,7 +66,7 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
   /* chol_factor takes one noise variance per point; a (scratch) is free
    * until the solve below. */
   for (int i = 0; i < m; i++) a[i] = weights ? noise / weights[i] : noise;
-  if (chol_factor(k, x, a, kmat, nthreads) != 0) {
+  if (chol_factor(k, x, a, kmat, nthreads, NULL, NULL) != 0) {
     status = MLL_NOT_POSITIVE_DEFINITE;
     goto done;
   }

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "svgp.h"
+#include "chol.h"
 #include "lapack.h"
 #include "omp_compat.h"
 
@@ -264,9 +265,9 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
 
   kernel_block_matrix(k, z, z, L, nth);
   for (int j = 0; j < m; j++) L[j + (size_t)j * m] += p->jitter * k->variance;
-  dpotrf_("L", &m, L, &m, &info, 1);
+  info = chol_lower(L, m, nth, p->callback, p->ctx);
   if (info != 0) {
-    status = SVGP_NOT_POSITIVE_DEFINITE;
+    status = info == CHOL_STOPPED ? SVGP_STOPPED : SVGP_NOT_POSITIVE_DEFINITE;
     goto done;
   }
   zero_upper(L, m);
@@ -304,9 +305,9 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
     B[j + (size_t)j * m] += 1.0;
   }
   if (bfull) memcpy(bfull, B, sizeof(double) * (size_t)m * m);
-  dpotrf_("L", &m, B, &m, &info, 1);
-  if (info != 0) { /* B >= I: only overflow or NaN get here */
-    status = SVGP_NOT_FINITE;
+  info = chol_lower(B, m, nth, p->callback, p->ctx);
+  if (info != 0) { /* B >= I: only overflow or NaN fail */
+    status = info == CHOL_STOPPED ? SVGP_STOPPED : SVGP_NOT_FINITE;
     goto done;
   }
   zero_upper(B, m);

@@ -1,9 +1,18 @@
-# Command-line options of the benchmark scripts (uci_table.R, peers.R):
+# What the benchmark scripts (uci_table.R, peers.R, cholesky.R) share:
 # option("name", default) reads --name=value from the arguments,
-# split_list() splits a comma-separated value.
+# split_list() splits a comma-separated value, load_average() notes how
+# busy the machine was.
 args <- commandArgs(trailingOnly = TRUE)
 option <- function(name, default) {
   hit <- grep(paste0("^--", name, "="), args, value = TRUE)
   if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
 }
 split_list <- function(x) strsplit(x, ",", fixed = TRUE)[[1L]]
+
+# 1-minute load average: the machine is shared, and wall times mean little
+# without it (CPU time suffers less).
+load_average <- function() {
+  if (file.exists("/proc/loadavg")) {
+    as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L])
+  } else NA_real_
+}

@@ -127,14 +127,6 @@ append_row <- function(row) {
   utils::write.csv(all, out, row.names = FALSE)
   done <<- all
 }
-# 1-minute load average: the machine is shared, and wall times mean little
-# without it (cpu_seconds, the process's CPU time, suffers less).
-load_average <- function() {
-  if (file.exists("/proc/loadavg")) {
-    as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L])
-  } else NA_real_
-}
-
 run_one <- function(dataset, split, method, data, hp) {
   with_samples <- if (method == "sdd_mean_100k") 0L else samples
   set.seed(split + 1)

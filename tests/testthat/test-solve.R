@@ -94,6 +94,34 @@ test_that("a singular Cholesky system gives a numerical error", {
                class = "sddgp_error_numerical", regexp = "not\\s+numerically positive definite")
 })
 
+test_that("the blocked Cholesky solve is LAPACK's answer, the same bits for any thread count", {
+  # 700 points: five blocks of 128 and a ragged one.
+  d <- make_data(700, 3, seed = 32)
+  ker <- matern(5/2, c(0.3, 0.4, 0.5), 1.3)
+  rhs <- cbind(d$y, withr::with_seed(3, matrix(rnorm(700 * 2), 700)))
+  noise <- rep(c(0.05, 0.2), length.out = 700)
+  a <- ref_kernel(d$x, d$x, "matern52", c(0.3, 0.4, 0.5), 1.3) + diag(noise)
+  problem <- test_problem(d$x, ker, noise, rhs)
+  one <- sddgp:::run_solver("cholesky", problem, cholesky_control(), threads = 1)
+  two <- sddgp:::run_solver("cholesky", problem, cholesky_control(), threads = 2)
+  expect_identical(one$alpha, two$alpha)
+  expect_equal(one$alpha, solve(a, rhs), tolerance = 1e-9)
+})
+
+test_that("Ctrl-C stops a long exact fit promptly and leaves R usable", {
+  skip_on_cran()
+  skip_if_not_installed("callr")
+  # The factorisation of 6000 points takes tens of seconds; it is blocked
+  # so that Ctrl-C is seen between blocks.
+  out <- interrupt_fit(6000, 2, cholesky_control())
+  expect_lt(out$waited, 3)
+  expect_true(out$interrupted)
+  expect_true(out$sddgp)
+  expect_match(out$message, "Cholesky factorisation was interrupted by the user")
+  expect_equal(out$after, 55L)
+  expect_true(all(is.finite(out$prediction)))
+})
+
 test_that("the exact solver refuses problems too large for a dense matrix", {
   x <- matrix(0, 20001, 1)
   expect_error(gp_sdd(x, numeric(20001), kernel = matern(3/2, 1, 1), noise = 1,

@@ -24,6 +24,7 @@
 #include "driver.h"
 #include "../../src/block.h"
 #include "../../src/chol.h"
+#include "../../src/lapack.h"
 #include "../../src/rff.h"
 #include "../../src/kernel.h"
 #include "../../src/vmath.h"
@@ -307,6 +308,85 @@ void test_block(void)
 /* ------------------------------------------------------------------ */
 /* (c) chol_solve                                                       */
 
+/* Stops at its `after`-th poll. */
+typedef struct { int calls, after; } stop_after;
+
+static int stop_callback(void *ctx, int iteration, const double *residuals)
+{
+  stop_after *s = ctx;
+  (void)iteration;
+  (void)residuals;
+  return ++s->calls >= s->after;
+}
+
+/* The blocked factorisation and solves against LAPACK's, on a size that
+ * is not a multiple of the block, with a ragged last block. */
+static void test_chol_blocks(void)
+{
+  const int n = quick ? 200 : 300, nrhs = 3;
+  const size_t nn = (size_t)n * n;
+  double *g = random_matrix(n, n), *s = dalloc(nn), *ref = dalloc(nn);
+  double *l1 = dalloc(nn), *l2 = dalloc(nn), *b = random_matrix(n, nrhs);
+  double *x1 = dalloc((size_t)n * nrhs), *x2 = dalloc((size_t)n * nrhs);
+  /* S = G G' / n + I: well conditioned, no structure to hide errors. */
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      double v = i == j ? 1.0 : 0.0;
+      for (int t = 0; t < n; t++) v += g[i + (size_t)t * n] * g[j + (size_t)t * n] / n;
+      s[i + (size_t)j * n] = v;
+    }
+  int info = 0;
+  memcpy(ref, s, sizeof(double) * nn);
+  dpotrf_("L", &n, ref, &n, &info, 1);
+  memcpy(l1, s, sizeof(double) * nn);
+  memcpy(l2, s, sizeof(double) * nn);
+  CHECK(chol_lower(l1, n, 1, NULL, NULL) == 0, "chol_lower, 1 thread");
+  CHECK(chol_lower(l2, n, 2, NULL, NULL) == 0, "chol_lower, 2 threads");
+  double maxerr = 0.0;
+  int upper_kept = 1;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      const size_t e = i + (size_t)j * n;
+      if (i >= j) maxerr = fmax(maxerr, fabs(l1[e] - ref[e]));
+      else upper_kept &= l1[e] == s[e];
+    }
+  CHECK(maxerr < 1e-12, "chol_lower against dpotrf: max error %g", maxerr);
+  CHECK(upper_kept, "chol_lower must leave the upper triangle as given");
+  CHECK(memcmp(l1, l2, sizeof(double) * nn) == 0,
+        "chol_lower: 1 and 2 threads must give the same bits");
+
+  /* Solves against dpotrs, and the same bits for any thread count. */
+  memcpy(x1, b, sizeof(double) * (size_t)n * nrhs);
+  memcpy(x2, b, sizeof(double) * (size_t)n * nrhs);
+  CHECK(chol_solve_factored(l1, n, x1, nrhs, 1, NULL, NULL) == 0, "solve, 1 thread");
+  CHECK(chol_solve_factored(l1, n, x2, nrhs, 2, NULL, NULL) == 0, "solve, 2 threads");
+  CHECK(memcmp(x1, x2, sizeof(double) * (size_t)n * nrhs) == 0,
+        "chol_solve_factored: 1 and 2 threads must give the same bits");
+  memcpy(x2, b, sizeof(double) * (size_t)n * nrhs);
+  dpotrs_("L", &n, &nrhs, ref, &n, x2, &n, &info, 1);
+  maxerr = 0.0;
+  for (size_t e = 0; e < (size_t)n * nrhs; e++) maxerr = fmax(maxerr, fabs(x1[e] - x2[e]));
+  CHECK(maxerr < 1e-10, "chol_solve_factored against dpotrs: max error %g", maxerr);
+
+  /* A minor that fails in the second block is reported at its order. */
+  memcpy(l1, s, sizeof(double) * nn);
+  l1[150 + (size_t)150 * n] = -1.0;
+  info = chol_lower(l1, n, 2, NULL, NULL);
+  CHECK(info == 151, "chol_lower on an indefinite matrix: info = %d, want 151", info);
+
+  /* A stop request ends both at the next poll. */
+  stop_after st = {0, 2};
+  memcpy(l1, s, sizeof(double) * nn);
+  info = chol_lower(l1, n, 2, stop_callback, &st);
+  CHECK(info == CHOL_STOPPED && st.calls == 2,
+        "chol_lower stopped: info = %d after %d polls", info, st.calls);
+  st.calls = 0;
+  info = chol_solve_factored(ref, n, x1, nrhs, 2, stop_callback, &st);
+  CHECK(info == CHOL_STOPPED && st.calls == 2,
+        "chol_solve_factored stopped: info = %d after %d polls", info, st.calls);
+  free(g); free(s); free(ref); free(l1); free(l2); free(b); free(x1); free(x2);
+}
+
 void test_chol(void)
 {
   section("(c) chol_solve");
@@ -322,7 +402,7 @@ void test_chol(void)
     /* Heteroscedastic noise, as the interface allows. */
     for (int i = 0; i < n; i++) noise[i] = 0.05 + 0.1 * (i % 3);
     memcpy(alpha, b, sizeof(double) * (size_t)n * nrhs);
-    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 2);
+    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 2, NULL, NULL);
     CHECK(info == 0, "%s chol_solve info = %d", family_name(k.family), info);
     for (int c = 0; c < nrhs; c++) {
       const double res = system_residual(K, noise, n, alpha + (size_t)c * n,
@@ -347,11 +427,12 @@ void test_chol(void)
     const kernel k = {KERNEL_SE, 1.0};
     for (int i = 0; i < n; i++) noise[i] = -1e6;
     memcpy(alpha, b, sizeof(double) * (size_t)n * nrhs);
-    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 1);
+    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 1, NULL, NULL);
     CHECK(info == 1, "chol_solve on a negative definite matrix: info = %d, want 1",
           info);
   }
   free(x); free(b); free(alpha); free(noise); free(a);
+  test_chol_blocks();
 }
 
 /* ------------------------------------------------------------------ */
@@ -458,7 +539,7 @@ void test_sdd(void)
   double *a = dalloc((size_t)n * n);
   for (int i = 0; i < n; i++) noise[i] = lambda;
   memcpy(star, rhs, sizeof(double) * (size_t)n * nrhs);
-  CHECK(chol_solve(&k, &p, noise, star, nrhs, a, 2) == 0, "reference chol_solve");
+  CHECK(chol_solve(&k, &p, noise, star, nrhs, a, 2, NULL, NULL) == 0, "reference chol_solve");
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   /* The kernel evaluated on the fly, and read from a precomputed matrix. */
   double *Kc = dalloc((size_t)n * n);

@@ -1,7 +1,8 @@
 # What the benchmark scripts (uci_table.R, peers.R, cholesky.R) share:
 # option("name", default) reads --name=value from the arguments,
 # split_list() splits a comma-separated value, load_average() notes how
-# busy the machine was.
+# busy the machine was, append_result() records a result as soon as it
+# exists (the long scripts resume from their CSV).
 args <- commandArgs(trailingOnly = TRUE)
 option <- function(name, default) {
   hit <- grep(paste0("^--", name, "="), args, value = TRUE)
@@ -15,4 +16,18 @@ load_average <- function() {
   if (file.exists("/proc/loadavg")) {
     as.numeric(strsplit(readLines("/proc/loadavg"), " ")[[1L]][1L])
   } else NA_real_
+}
+
+# `done` (NULL when empty) with `row` appended, written to `path`.  Columns
+# either lacks are filled with NA: older rows predate newer columns.
+append_result <- function(done, row, path) {
+  if (!is.null(done)) {
+    for (col in setdiff(names(row), names(done))) done[[col]] <- NA
+    for (col in setdiff(names(done), names(row))) row[[col]] <- NA
+    row <- row[names(done)]
+  }
+  done <- rbind(done, row)
+  dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
+  utils::write.csv(done, path, row.names = FALSE)
+  done
 }

@@ -61,11 +61,6 @@ package_version_or_na <- function(pkg) {
 machine <- sprintf("%s; %d logical CPUs; %d threads", R.version.string,
                    parallel::detectCores(), threads)
 done <- if (file.exists(out_csv)) utils::read.csv(out_csv, stringsAsFactors = FALSE) else NULL
-record <- function(row) {
-  done <<- rbind(done, row)
-  dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
-  utils::write.csv(done, out_csv, row.names = FALSE)
-}
 have <- function(d, method) {
   !is.null(done) && any(done$d == d & done$n == n & done$method == method)
 }
@@ -90,7 +85,7 @@ for (d in dims) {
                     date = format(Sys.time(), "%Y-%m-%d"))
     cat(sprintf("d = %2d  %-11s %7.1f s  RMSE %.4f (noise-free f: %.4f)  %s\n",
                 d, method, seconds, r$rmse, r$rmse_f, detail))
-    record(r)
+    done <<- append_result(done, r, out_csv)
   }
   # Each method draws its random numbers from a seed of its own, so its
   # result does not depend on which methods ran before it in this run.

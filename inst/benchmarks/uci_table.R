@@ -114,19 +114,6 @@ done <- if (file.exists(out)) utils::read.csv(out, stringsAsFactors = FALSE) els
 is_done <- function(dataset, split, method) {
   !is.null(done) && any(done$dataset == dataset & done$split == split & done$method == method)
 }
-# The whole file is rewritten with each new row, filling columns that older
-# rows lack with NA, so the layout can grow between sessions.
-append_row <- function(row) {
-  all <- done
-  if (!is.null(all)) {
-    for (col in setdiff(names(row), names(all))) all[[col]] <- NA
-    for (col in setdiff(names(all), names(row))) row[[col]] <- NA
-  }
-  all <- rbind(all, row[names(all %||% row)])
-  dir.create(dirname(out), showWarnings = FALSE, recursive = TRUE)
-  utils::write.csv(all, out, row.names = FALSE)
-  done <<- all
-}
 run_one <- function(dataset, split, method, data, hp) {
   with_samples <- if (method == "sdd_mean_100k") 0L else samples
   set.seed(split + 1)
@@ -187,7 +174,7 @@ for (split in splits) {
       hp <- uci_hyperparameters(dataset, split = split)
       cat(sprintf("%-13s split %d  %-13s ", dataset, split, method))
       row <- run_one(dataset, split, method, data, hp)
-      append_row(row)
+      done <- append_result(done, row, out)
       cat(sprintf("RMSE %.4f  NLL %7.3f  fit %7.1f s  %6s iterations (%s)\n",
                   row$rmse, row$nll, row$fit_seconds, format(row$iterations),
                   row$status))

@@ -22,9 +22,6 @@ void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n,
              double *vt, const int *ldvt, double *work, const int *lwork,
              int *info, size_t jobu_len, size_t jobvt_len);
 
-void dtrtri_(const char *uplo, const char *diag, const int *n, double *a,
-             const int *lda, int *info, size_t uplo_len, size_t diag_len);
-
 /* BLAS */
 void dgemm_(const char *transa, const char *transb, const int *m, const int *n,
             const int *k, const double *alpha, const double *a, const int *lda,
@@ -38,11 +35,6 @@ void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k,
             const double *beta, double *c, const int *ldc, size_t uplo_len,
             size_t trans_len);
 void dtrsm_(const char *side, const char *uplo, const char *transa,
-            const char *diag, const int *m, const int *n, const double *alpha,
-            const double *a, const int *lda, double *b, const int *ldb,
-            size_t side_len, size_t uplo_len, size_t transa_len,
-            size_t diag_len);
-void dtrmm_(const char *side, const char *uplo, const char *transa,
             const char *diag, const int *m, const int *n, const double *alpha,
             const double *a, const int *lda, double *b, const int *ldb,
             size_t side_len, size_t uplo_len, size_t transa_len,

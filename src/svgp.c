@@ -37,29 +37,27 @@ static int poll(const svgp_problem *p)
   return p->callback && p->callback(p->ctx, 0, NULL);
 }
 
-/* dtrsm_ or dtrmm_: the same argument list. */
-typedef void (*triangular_fn)(const char *, const char *, const char *,
-                              const char *, const int *, const int *,
-                              const double *, const double *, const int *,
-                              double *, const int *, size_t, size_t, size_t,
-                              size_t);
-
-/* B := op(T)^-1 B (f = dtrsm_) or op(T) B (f = dtrmm_), T m x m lower
- * triangular, B m x ncol; op is T or T' as trans says.  Columns of B are
- * independent, so blocks of them go to different threads. */
-static void triangular_left(triangular_fn f, const char *trans,
-                            const double *T, int m, double *B, int ncol,
-                            int nthreads)
+/* B := op(T)^-1 B for T m x m lower triangular and B m x ncol; op is T or
+ * T' as trans says.  Columns of B are independent, so blocks of them go to
+ * different threads, a round of one block per thread between polls for
+ * Ctrl-C.  Returns 1 when the callback asked to stop. */
+static int solve_left(const char *trans, const double *T, int m, double *B,
+                      int ncol, const svgp_problem *p)
 {
-  const int nb = (ncol + BLAS_BLOCK - 1) / BLAS_BLOCK;
+  const int nb = (ncol + BLAS_BLOCK - 1) / BLAS_BLOCK, nth = p->nthreads;
   const double one = 1.0;
-  #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
-      if (nb > 1 && (double)m * m * ncol > PARALLEL_WORK)
-  for (int b = 0; b < nb; b++) {
-    const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, ncol - j0);
-    f("L", "L", trans, "N", &m, &w, &one, T, &m, B + (size_t)j0 * m, &m, 1,
-      1, 1, 1);
+  for (int b0 = 0; b0 < nb; b0 += nth) {
+    const int b1 = min_int(nb, b0 + nth);
+    #pragma omp parallel for num_threads(nth) schedule(static) \
+        if (b1 - b0 > 1 && (double)m * m * BLAS_BLOCK > PARALLEL_WORK)
+    for (int b = b0; b < b1; b++) {
+      const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, ncol - j0);
+      dtrsm_("L", "L", trans, "N", &m, &w, &one, T, &m, B + (size_t)j0 * m, &m,
+             1, 1, 1, 1);
+    }
+    if (poll(p)) return 1;
   }
+  return 0;
 }
 
 /* The lower triangle of C (m x m) += A A' for A m x k, one block of
@@ -112,13 +110,14 @@ static void transpose_square(double *a, int m)
     }
 }
 
-/* X := T' X T for symmetric X and lower triangular T (m x m): T' X, whose
- * transpose is X T, then T' (X T); both products by column blocks. */
-static void congruence(const double *T, int m, double *X, int nthreads)
+/* X := L^-T X L^-1 for symmetric X and lower triangular L (m x m):
+ * L^-T X, whose transpose is X L^-1, then L^-T (X L^-1), solves rather
+ * than products with an explicit inverse.  Returns 1 when stopped. */
+static int congruence(const double *L, int m, double *X, const svgp_problem *p)
 {
-  triangular_left(dtrmm_, "T", T, m, X, m, nthreads);
+  if (solve_left("T", L, m, X, m, p)) return 1;
   transpose_square(X, m);
-  triangular_left(dtrmm_, "T", T, m, X, m, nthreads);
+  return solve_left("T", L, m, X, m, p);
 }
 
 /* grad[j, c] += scale * sum_i w_i k'(r2_ji) (z_jc - y_ic) over the points
@@ -161,21 +160,19 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
   const int m = z->n, n = p->x->n, d = z->d, nth = p->nthreads, inc = 1;
   const double *a = fit->coef, minus_one = -1.0, one = 1.0;
   svgp_status status = SVGP_OK;
-  int info = 0;
-  double *linv = malloc(sizeof(double) * (size_t)m * m);
-  double *w = malloc(sizeof(double) * (size_t)m * m);
+  double *w = calloc((size_t)m * m, sizeof(double));
   double *gt = malloc(sizeof(double) * (size_t)cw * m);
-  if (!linv || !w || !gt) {
+  if (!w || !gt) {
     status = SVGP_NO_MEMORY;
     goto done;
   }
 
-  /* L^-1 (lower, upper still zero) and the lower triangle of B^-1; L and
-   * LB are non-singular, so neither can fail. */
-  memcpy(linv, fit->chol_kmm, sizeof(double) * (size_t)m * m);
-  dtrtri_("L", "N", &m, linv, &m, &info, 1, 1);
-  memcpy(w, fit->chol_b, sizeof(double) * (size_t)m * m);
-  dpotri_("L", &m, w, &m, &info, 1);
+  /* B^-1 by solves with its factor, blocked so that Ctrl-C is seen. */
+  for (int j = 0; j < m; j++) w[j + (size_t)j * m] = 1.0;
+  if (chol_solve_factored(fit->chol_b, m, w, m, nth, p->callback, p->ctx)) {
+    status = SVGP_STOPPED;
+    goto done;
+  }
   /* w = I - B^-1 and b = 2I - B^-1 - B, as full symmetric matrices. */
   for (int j = 0; j < m; j++)
     for (int i = j; i < m; i++) {
@@ -185,8 +182,10 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
       w[i + (size_t)j * m] = w[j + (size_t)i * m] = x1;
       b[i + (size_t)j * m] = b[j + (size_t)i * m] = x2;
     }
-  congruence(linv, m, w, nth);
-  congruence(linv, m, b, nth);
+  if (congruence(fit->chol_kmm, m, w, p) || congruence(fit->chol_kmm, m, b, p)) {
+    status = SVGP_STOPPED;
+    goto done;
+  }
   /* Exactly symmetric (the products are only so up to rounding), as the
    * pairwise sums below assume; b becomes dF/dKmm. */
   for (int j = 0; j < m; j++)
@@ -236,7 +235,6 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
     }
 
 done:
-  free(linv);
   free(w);
   free(gt);
   return status;
@@ -291,7 +289,10 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
       for (int j = 0; j < m; j++) col[j] *= isd[i0 + i];
       r[i] = p->y[i0 + i] * isd[i0 + i];
     }
-    triangular_left(dtrsm_, "N", L, m, kc, len, nth); /* A's chunk */
+    if (solve_left("N", L, m, kc, len, p)) { /* A's chunk */
+      status = SVGP_STOPPED;
+      goto done;
+    }
     add_outer_lower(kc, m, len, B, nth);
     dgemv_("N", &m, &len, &one, kc, &m, r, &inc, &one, a, &inc, 1);
     if (poll(p)) {

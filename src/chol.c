@@ -1,9 +1,8 @@
 #include "chol.h"
 #include "lapack.h"
 
-/* Rows and columns per block.  The most work between two polls is one
- * round of column blocks of a trailing update, about 2 n CHOL_BLOCK^2
- * flops each: a quarter of a second at n = 20000 with the reference BLAS. */
+/* Rows and columns per block: a tile of the trailing update and the panel
+ * slices it reads, 128 KB each, stay in a core's cache. */
 #define CHOL_BLOCK 128
 /* Below this many flops a thread team costs more than it saves. */
 #define CHOL_PARALLEL_WORK 1e6
@@ -27,7 +26,7 @@ static void update_rows(const char *trans_a, int rows, int ncol, int inner,
   const double one = 1.0, minus_one = -1.0;
   const int transposed = *trans_a == 'T';
   const int nb = nblocks(rows);
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
       if (nb > 1 && 2.0 * rows * ncol * inner > CHOL_PARALLEL_WORK)
   for (int b_ = 0; b_ < nb; b_++) {
     const int r0 = b_ * CHOL_BLOCK, h = min_int(CHOL_BLOCK, rows - r0);
@@ -37,10 +36,28 @@ static void update_rows(const char *trans_a, int rows, int ncol, int inner,
   }
 }
 
+/* Trailing-update tiles per round between two polls: about 0.1 s of
+ * reference-BLAS work.  The dynamic schedule inside a round lets a thread
+ * the host has paused fall behind without stalling the other. */
+#define CHOL_ROUND_TILES 64
+
+/* Tile t (numbered down each column block in turn, from its diagonal
+ * tile) of the lower triangle of a grid of nb x nb tiles: column block c
+ * holds nb - c tiles, so it starts at first[c] = c nb - c (c - 1) / 2. */
+static void tile_position(long t, int nb, int *row, int *col)
+{
+  int c = (int)(t / nb); /* first[c] <= c nb: a lower bound */
+  while ((long)(c + 1) * nb - (long)(c + 1) * c / 2 <= t) c++;
+  *col = c;
+  *row = c + (int)(t - ((long)c * nb - (long)c * (c - 1) / 2));
+}
+
 /* Right-looking: factor the diagonal block, solve the panel below it, and
- * subtract the panel's outer product from the trailing matrix by column
- * blocks (dsyrk on each diagonal block, so the upper triangle stays as it
- * was given), polling after each round of one block per thread. */
+ * subtract the panel's outer product from the trailing matrix tile by
+ * tile (dsyrk on diagonal tiles, so the upper triangle stays as it was
+ * given; tiles of CHOL_BLOCK^2 stay in cache), polling between rounds of
+ * tiles.  Every tile is one BLAS call by one thread, so the result does
+ * not depend on the thread count. */
 int chol_lower(double *a, int n, int nthreads, solver_callback callback,
                void *ctx)
 {
@@ -48,13 +65,14 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
   for (int j0 = 0; j0 < n; j0 += CHOL_BLOCK) {
     const int w = min_int(CHOL_BLOCK, n - j0), below = n - j0 - w;
     double *diag = a + j0 + (size_t)j0 * n, *panel = diag + w;
+    double *trailing = panel + (size_t)w * n;
     int info = 0;
     dpotrf_("L", &w, diag, &n, &info, 1);
     if (info != 0) return j0 + info;
     if (below == 0) break;
 
     const int nb = nblocks(below);
-    #pragma omp parallel for num_threads(nthreads) schedule(static) \
+    #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
         if (nb > 1 && (double)below * w * w > CHOL_PARALLEL_WORK)
     for (int b = 0; b < nb; b++) {
       const int r0 = b * CHOL_BLOCK, h = min_int(CHOL_BLOCK, below - r0);
@@ -62,19 +80,22 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
              1, 1);
     }
 
-    for (int b0 = 0; b0 < nb; b0 += nthreads) {
-      const int b1 = min_int(nb, b0 + nthreads);
-      #pragma omp parallel for num_threads(nthreads) schedule(static) \
-          if (b1 - b0 > 1 && 2.0 * below * w * CHOL_BLOCK > CHOL_PARALLEL_WORK)
-      for (int b = b0; b < b1; b++) {
-        const int c0 = b * CHOL_BLOCK, cw = min_int(CHOL_BLOCK, below - c0);
-        const int rest = below - c0 - cw;
-        const size_t at = (size_t)j0 + w + c0;
-        double *c = a + at + at * n; /* the block's diagonal entry */
-        dsyrk_("L", "N", &cw, &w, &minus_one, panel + c0, &n, &one, c, &n, 1, 1);
-        if (rest > 0)
-          dgemm_("N", "T", &rest, &cw, &w, &minus_one, panel + c0 + cw, &n,
-                 panel + c0, &n, &one, c + cw, &n, 1, 1);
+    const long ntiles = (long)nb * (nb + 1) / 2;
+    for (long t0 = 0; t0 < ntiles; t0 += CHOL_ROUND_TILES) {
+      const long t1 = t0 + CHOL_ROUND_TILES < ntiles ? t0 + CHOL_ROUND_TILES : ntiles;
+      #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
+          if (t1 - t0 > 1 && (double)below * w * CHOL_BLOCK > CHOL_PARALLEL_WORK)
+      for (long t = t0; t < t1; t++) {
+        int rb, cb;
+        tile_position(t, nb, &rb, &cb);
+        const int r0 = rb * CHOL_BLOCK, c0 = cb * CHOL_BLOCK;
+        const int h = min_int(CHOL_BLOCK, below - r0), cw = min_int(CHOL_BLOCK, below - c0);
+        double *c = trailing + r0 + (size_t)c0 * n;
+        if (rb == cb)
+          dsyrk_("L", "N", &cw, &w, &minus_one, panel + c0, &n, &one, c, &n, 1, 1);
+        else
+          dgemm_("N", "T", &h, &cw, &w, &minus_one, panel + r0, &n, panel + c0,
+                 &n, &one, c, &n, 1, 1);
       }
       if (stop_requested(callback, ctx)) return CHOL_STOPPED;
     }

@@ -111,6 +111,20 @@ interrupt_fit <- function(n, d, control) {
   c(res, waited = as.numeric(difftime(res$caught %||% Sys.time(), sent, units = "secs")))
 }
 
+# Ctrl-C during a long fit: the fit stops within 3 s of the signal (a
+# fraction of a second on an idle machine) with the package's interrupt
+# condition and `message`, and the same R then fits and predicts as usual.
+expect_prompt_interrupt <- function(n, d, control, message) {
+  out <- interrupt_fit(n, d, control)
+  expect_lt(out$waited, 3)
+  expect_true(out$interrupted)
+  expect_true(out$sddgp)
+  expect_match(out$message, message)
+  expect_equal(out$after, 55L)
+  expect_length(out$prediction, 2)
+  expect_true(all(is.finite(out$prediction)))
+}
+
 # The problem a solver is given (see new_problem()), with right-hand sides
 # supplied directly.
 test_problem <- function(x, kernel, noise, rhs, has_mean = TRUE) {

@@ -369,12 +369,7 @@ test_that("edge cases: zero targets, blocks larger than the basis, few points", 
 test_that("Ctrl-C stops a long CaBCD fit promptly and leaves R usable", {
   skip_on_cran()
   skip_if_not_installed("callr")
-  out <- interrupt_fit(50000, 2, cabcd_control(basis_features = 100, iterations = 1e5,
-                                               tolerance = 0))
-  expect_lt(out$waited, 3)
-  expect_true(out$interrupted)
-  expect_true(out$sddgp)
-  expect_match(out$message, "CABCD interrupted by the user after [0-9]+ iterations")
-  expect_equal(out$after, 55L)
-  expect_true(all(is.finite(out$prediction)))
+  expect_prompt_interrupt(50000, 2, cabcd_control(basis_features = 100, iterations = 1e5,
+                                                   tolerance = 0),
+                          "CABCD interrupted by the user after [0-9]+ iterations")
 })

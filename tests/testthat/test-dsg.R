@@ -262,12 +262,7 @@ test_that("a step size beyond the stability limit stops with a divergence error"
 test_that("Ctrl-C stops a long DSG fit promptly and leaves R usable", {
   skip_on_cran()
   skip_if_not_installed("callr")
-  out <- interrupt_fit(20000, 2, dsg_control(iterations = 1e5, block_size = 16,
-                                             batch_size = 64))
-  expect_lt(out$waited, 3)
-  expect_true(out$interrupted)
-  expect_true(out$sddgp)
-  expect_match(out$message, "DSG interrupted by the user after [0-9]+ iterations")
-  expect_equal(out$after, 55L)
-  expect_true(all(is.finite(out$prediction)))
+  expect_prompt_interrupt(20000, 2, dsg_control(iterations = 1e5, block_size = 16,
+                                                 batch_size = 64),
+                          "DSG interrupted by the user after [0-9]+ iterations")
 })

@@ -322,23 +322,14 @@ test_that("Ctrl-C stops a long SDD fit promptly and leaves R usable", {
   skip_on_cran()
   skip_if_not_installed("callr")
   # During the iterations: 1e6 steps on 20000 points would take hours.
-  out <- interrupt_fit(20000, 2, sdd_control(iterations = 1e6, cache = "never"))
-  expect_lt(out$waited, 3)
-  expect_true(out$interrupted)
-  expect_true(out$sddgp)
-  expect_match(out$message, "SDD interrupted by the user after [0-9]+ iterations")
-  expect_equal(out$after, 55L)
-  expect_length(out$prediction, 2)
-  expect_true(all(is.finite(out$prediction)))
+  expect_prompt_interrupt(20000, 2, sdd_control(iterations = 1e6, cache = "never"),
+                          "SDD interrupted by the user after [0-9]+ iterations")
 
   # While the kernel cache is built: 15000 points in 80 dimensions take
   # several seconds before the first step.
-  out <- interrupt_fit(15000, 80, sdd_control(iterations = 10, step_size = 1,
-                                              cache = "always"))
-  expect_lt(out$waited, 3)
-  expect_true(out$interrupted)
-  expect_match(out$message, "after 0 iterations")
-  expect_equal(out$after, 55L)
+  expect_prompt_interrupt(15000, 80, sdd_control(iterations = 10, step_size = 1,
+                                                  cache = "always"),
+                          "SDD interrupted by the user after 0 iterations")
 })
 
 test_that("the automatic step size is stable when the kernel matrix is nearly diagonal", {

@@ -72,8 +72,8 @@ solver_status <- function(res, solver, advice, ...) {
                 class = "sddgp_error_divergence", iterations = res$iterations, ...)
   }
   if (status == "interrupted") {
-    signal_interrupt(sprintf("%s interrupted by the user after %d iterations", label,
-                          res$iterations))
+    signal_interrupt(sprintf("%s interrupted by the user after %d iterations",
+                             label, res$iterations))
   }
   if (status == "out of memory") {
     sddgp_abort(sprintf("%s could not allocate its working memory.", label),

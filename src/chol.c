@@ -16,9 +16,10 @@ static int stop_requested(solver_callback callback, void *ctx)
   return callback && callback(ctx, 0, NULL);
 }
 
-/* C (rows x ncol) -= op(A) B with op(A) = A or A' as trans_a says (all
- * with leading dimension ld), by blocks of CHOL_BLOCK rows of C, each one BLAS call of one thread: the
- * rows are independent, so the result does not depend on the thread count. */
+/* C (rows x ncol) -= op(A) B with op(A) = A or A' as trans_a says, all
+ * with leading dimension ld, by blocks of CHOL_BLOCK rows of C: each block
+ * is one BLAS call by one thread, so the result does not depend on the
+ * thread count. */
 static void update_rows(const char *trans_a, int rows, int ncol, int inner,
                         const double *a, const double *b, double *c, int ld,
                         int nthreads)
@@ -28,11 +29,11 @@ static void update_rows(const char *trans_a, int rows, int ncol, int inner,
   const int nb = nblocks(rows);
   #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
       if (nb > 1 && 2.0 * rows * ncol * inner > CHOL_PARALLEL_WORK)
-  for (int b_ = 0; b_ < nb; b_++) {
-    const int r0 = b_ * CHOL_BLOCK, h = min_int(CHOL_BLOCK, rows - r0);
-    const double *ab = transposed ? a + (size_t)r0 * ld : a + r0;
-    dgemm_(trans_a, "N", &h, &ncol, &inner, &minus_one, ab,
-           &ld, b, &ld, &one, c + r0, &ld, 1, 1);
+  for (int blk = 0; blk < nb; blk++) {
+    const int r0 = blk * CHOL_BLOCK, h = min_int(CHOL_BLOCK, rows - r0);
+    const double *ablk = transposed ? a + (size_t)r0 * ld : a + r0;
+    dgemm_(trans_a, "N", &h, &ncol, &inner, &minus_one, ablk, &ld, b, &ld, &one,
+           c + r0, &ld, 1, 1);
   }
 }
 

@@ -104,31 +104,37 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
   return 0;
 }
 
-/* L y = rhs forwards and L' x = y backwards, a block of rows at a time:
- * solve the block, then update the rows not yet solved (those below it,
- * then those above it) by row blocks. */
-int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,
-                        int nthreads, solver_callback callback, void *ctx)
+/* Forwards (L y = rhs) a block of rows at a time: solve the block, then
+ * update the rows below it by row blocks; backwards (L' x = rhs) the same
+ * from the last block, updating the rows above it. */
+int chol_solve_triangular(const double *l, int n, const char *trans,
+                          double *rhs, int nrhs, int nthreads,
+                          solver_callback callback, void *ctx)
 {
   const double one = 1.0;
-  const int nb = nblocks(n);
-  for (int b = 0; b < nb; b++) {
+  const int nb = nblocks(n), forwards = *trans == 'N';
+  for (int step = 0; step < nb; step++) {
+    const int b = forwards ? step : nb - 1 - step;
     const int j0 = b * CHOL_BLOCK, w = min_int(CHOL_BLOCK, n - j0);
     const double *diag = l + j0 + (size_t)j0 * n;
-    dtrsm_("L", "L", "N", "N", &w, &nrhs, &one, diag, &n, rhs + j0, &n, 1, 1,
+    dtrsm_("L", "L", trans, "N", &w, &nrhs, &one, diag, &n, rhs + j0, &n, 1, 1,
            1, 1);
-    update_rows("N", n - j0 - w, nrhs, w, diag + w, rhs + j0, rhs + j0 + w, n,
-                nthreads);
-    if (stop_requested(callback, ctx)) return CHOL_STOPPED;
-  }
-  for (int b = nb - 1; b >= 0; b--) {
-    const int j0 = b * CHOL_BLOCK, w = min_int(CHOL_BLOCK, n - j0);
-    dtrsm_("L", "L", "T", "N", &w, &nrhs, &one, l + j0 + (size_t)j0 * n, &n,
-           rhs + j0, &n, 1, 1, 1, 1);
-    update_rows("T", j0, nrhs, w, l + j0, rhs + j0, rhs, n, nthreads);
+    if (forwards)
+      update_rows("N", n - j0 - w, nrhs, w, diag + w, rhs + j0, rhs + j0 + w, n,
+                  nthreads);
+    else
+      update_rows("T", j0, nrhs, w, l + j0, rhs + j0, rhs, n, nthreads);
     if (stop_requested(callback, ctx)) return CHOL_STOPPED;
   }
   return 0;
+}
+
+int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,
+                        int nthreads, solver_callback callback, void *ctx)
+{
+  const int st = chol_solve_triangular(l, n, "N", rhs, nrhs, nthreads, callback, ctx);
+  if (st != 0) return st;
+  return chol_solve_triangular(l, n, "T", rhs, nrhs, nthreads, callback, ctx);
 }
 
 int chol_factor(const kernel *k, const points *x, const double *noise,

@@ -23,6 +23,13 @@
 int chol_lower(double *a, int n, int nthreads, solver_callback callback,
                void *ctx);
 
+/* rhs (n x nrhs) := L^-1 rhs (trans "N") or L^-T rhs ("T") for a lower
+ * triangular L, by blocks of rows, polling between blocks; the same result
+ * for any thread count.  Returns 0 or CHOL_STOPPED. */
+int chol_solve_triangular(const double *l, int n, const char *trans,
+                          double *rhs, int nrhs, int nthreads,
+                          solver_callback callback, void *ctx);
+
 /* rhs (n x nrhs) := (L L')^-1 rhs for the factor L left by chol_lower.
  * Returns 0 or CHOL_STOPPED. */
 int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,

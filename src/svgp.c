@@ -37,27 +37,13 @@ static int poll(const svgp_problem *p)
   return p->callback && p->callback(p->ctx, 0, NULL);
 }
 
-/* B := op(T)^-1 B for T m x m lower triangular and B m x ncol; op is T or
- * T' as trans says.  Columns of B are independent, so blocks of them go to
- * different threads, a round of one block per thread between polls for
- * Ctrl-C.  Returns 1 when the callback asked to stop. */
-static int solve_left(const char *trans, const double *T, int m, double *B,
+/* B := op(L)^-1 B for the m x m lower triangular L (op as trans says) and
+ * B m x ncol, with chol.c's blocked solve.  Returns 1 when stopped. */
+static int solve_left(const char *trans, const double *L, int m, double *B,
                       int ncol, const svgp_problem *p)
 {
-  const int nb = (ncol + BLAS_BLOCK - 1) / BLAS_BLOCK, nth = p->nthreads;
-  const double one = 1.0;
-  for (int b0 = 0; b0 < nb; b0 += nth) {
-    const int b1 = min_int(nb, b0 + nth);
-    #pragma omp parallel for num_threads(nth) schedule(static) \
-        if (b1 - b0 > 1 && (double)m * m * BLAS_BLOCK > PARALLEL_WORK)
-    for (int b = b0; b < b1; b++) {
-      const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, ncol - j0);
-      dtrsm_("L", "L", trans, "N", &m, &w, &one, T, &m, B + (size_t)j0 * m, &m,
-             1, 1, 1, 1);
-    }
-    if (poll(p)) return 1;
-  }
-  return 0;
+  return chol_solve_triangular(L, m, trans, B, ncol, p->nthreads, p->callback,
+                               p->ctx) != 0;
 }
 
 /* The lower triangle of C (m x m) += A A' for A m x k, one block of

@@ -18,7 +18,8 @@
 #' stages before the last keep the noise variance above \eqn{10^{-3}} times
 #' the target variance: small subsets often cannot tell little noise from
 #' none, and their optimum then lies at `min_noise`, in a different mode
-#' from the whole subset's.
+#' from the whole subset's. An evaluation's factorisation and inverse run by
+#' blocks over the fit's threads and answer Ctrl-C between blocks.
 #'
 #' The optimisation starts from length scales \eqn{\sqrt{d}} times the
 #' standard deviation of each input column (the median-distance heuristic:
@@ -241,6 +242,9 @@ mll_objective <- function(x, y, weights, family, theta, free, threads) {
                      variance = exp(theta[[d + 1L]]))
       res <- .Call(C_mll, scale_inputs(x, kernel), y, kernel_spec(kernel),
                    exp(theta[[d + 2L]]), weights, threads)
+      if (res$interrupted) {
+        signal_interrupt("Hyperparameter estimation was interrupted by the user")
+      }
       count <<- count + 1L
       last_par <<- par
       # A matrix that is numerically not positive definite (only possible

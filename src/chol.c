@@ -1,3 +1,5 @@
+#include <stdlib.h>
+#include <string.h>
 #include "chol.h"
 #include "lapack.h"
 
@@ -16,13 +18,13 @@ static int stop_requested(solver_callback callback, void *ctx)
   return callback && callback(ctx, 0, NULL);
 }
 
-/* C (rows x ncol) -= op(A) B with op(A) = A or A' as trans_a says, all
- * with leading dimension ld, by blocks of CHOL_BLOCK rows of C: each block
- * is one BLAS call by one thread, so the result does not depend on the
- * thread count. */
+/* C (rows x ncol) -= op(A) B with op(A) = A or A' as trans_a says, A with
+ * leading dimension lda and B, C with ldc, by blocks of CHOL_BLOCK rows of
+ * C: each block is one BLAS call by one thread, so the result does not
+ * depend on the thread count. */
 static void update_rows(const char *trans_a, int rows, int ncol, int inner,
-                        const double *a, const double *b, double *c, int ld,
-                        int nthreads)
+                        const double *a, int lda, const double *b, double *c,
+                        int ldc, int nthreads)
 {
   const double one = 1.0, minus_one = -1.0;
   const int transposed = *trans_a == 'T';
@@ -31,9 +33,9 @@ static void update_rows(const char *trans_a, int rows, int ncol, int inner,
       if (nb > 1 && 2.0 * rows * ncol * inner > CHOL_PARALLEL_WORK)
   for (int blk = 0; blk < nb; blk++) {
     const int r0 = blk * CHOL_BLOCK, h = min_int(CHOL_BLOCK, rows - r0);
-    const double *ablk = transposed ? a + (size_t)r0 * ld : a + r0;
-    dgemm_(trans_a, "N", &h, &ncol, &inner, &minus_one, ablk, &ld, b, &ld, &one,
-           c + r0, &ld, 1, 1);
+    const double *ablk = transposed ? a + (size_t)r0 * lda : a + r0;
+    dgemm_(trans_a, "N", &h, &ncol, &inner, &minus_one, ablk, &lda, b, &ldc,
+           &one, c + r0, &ldc, 1, 1);
   }
 }
 
@@ -106,27 +108,35 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
 
 /* Forwards (L y = rhs) a block of rows at a time: solve the block, then
  * update the rows below it by row blocks; backwards (L' x = rhs) the same
- * from the last block, updating the rows above it. */
-int chol_solve_triangular(const double *l, int n, const char *trans,
-                          double *rhs, int nrhs, int nthreads,
-                          solver_callback callback, void *ctx)
+ * from the last block, updating the rows above it.  L (n x n) has leading
+ * dimension ldl, rhs (n x nrhs) ldr. */
+static int solve_blocks(const double *l, int ldl, int n, const char *trans,
+                        double *rhs, int ldr, int nrhs, int nthreads,
+                        solver_callback callback, void *ctx)
 {
   const double one = 1.0;
   const int nb = nblocks(n), forwards = *trans == 'N';
   for (int step = 0; step < nb; step++) {
     const int b = forwards ? step : nb - 1 - step;
     const int j0 = b * CHOL_BLOCK, w = min_int(CHOL_BLOCK, n - j0);
-    const double *diag = l + j0 + (size_t)j0 * n;
-    dtrsm_("L", "L", trans, "N", &w, &nrhs, &one, diag, &n, rhs + j0, &n, 1, 1,
-           1, 1);
+    const double *diag = l + j0 + (size_t)j0 * ldl;
+    dtrsm_("L", "L", trans, "N", &w, &nrhs, &one, diag, &ldl, rhs + j0, &ldr,
+           1, 1, 1, 1);
     if (forwards)
-      update_rows("N", n - j0 - w, nrhs, w, diag + w, rhs + j0, rhs + j0 + w, n,
-                  nthreads);
+      update_rows("N", n - j0 - w, nrhs, w, diag + w, ldl, rhs + j0,
+                  rhs + j0 + w, ldr, nthreads);
     else
-      update_rows("T", j0, nrhs, w, l + j0, rhs + j0, rhs, n, nthreads);
+      update_rows("T", j0, nrhs, w, l + j0, ldl, rhs + j0, rhs, ldr, nthreads);
     if (stop_requested(callback, ctx)) return CHOL_STOPPED;
   }
   return 0;
+}
+
+int chol_solve_triangular(const double *l, int n, const char *trans,
+                          double *rhs, int nrhs, int nthreads,
+                          solver_callback callback, void *ctx)
+{
+  return solve_blocks(l, n, n, trans, rhs, n, nrhs, nthreads, callback, ctx);
 }
 
 int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,
@@ -135,6 +145,34 @@ int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,
   const int st = chol_solve_triangular(l, n, "N", rhs, nrhs, nthreads, callback, ctx);
   if (st != 0) return st;
   return chol_solve_triangular(l, n, "T", rhs, nrhs, nthreads, callback, ctx);
+}
+
+/* Column block J of the inverse's lower triangle, rows j0 on, depends only
+ * on the trailing factor L[j0:, j0:]: with M = L[j0:, j0:] it is
+ * M^-T M^-1 E, E the first w columns of the identity.  So the blocks are
+ * solved in scratch from the first, and each overwrites its own columns of
+ * L, which no later block reads.  2n^3/3 flops, as LAPACK's dpotri. */
+int chol_inverse(double *l, int n, int nthreads, solver_callback callback,
+                 void *ctx)
+{
+  double *x = malloc(sizeof(double) * (size_t)n * CHOL_BLOCK);
+  if (!x) return CHOL_NO_MEMORY;
+  int status = 0;
+  for (int j0 = 0; j0 < n && status == 0; j0 += CHOL_BLOCK) {
+    const int w = min_int(CHOL_BLOCK, n - j0), rows = n - j0;
+    double *trailing = l + j0 + (size_t)j0 * n;
+    memset(x, 0, sizeof(double) * (size_t)rows * w);
+    for (int c = 0; c < w; c++) x[c + (size_t)c * rows] = 1.0;
+    status = solve_blocks(trailing, n, rows, "N", x, rows, w, nthreads, callback, ctx);
+    if (status == 0)
+      status = solve_blocks(trailing, n, rows, "T", x, rows, w, nthreads, callback, ctx);
+    if (status == 0)
+      for (int c = 0; c < w; c++) /* the lower triangle only */
+        memcpy(trailing + c + (size_t)c * n, x + c + (size_t)c * rows,
+               sizeof(double) * (size_t)(rows - c));
+  }
+  free(x);
+  return status;
 }
 
 int chol_factor(const kernel *k, const points *x, const double *noise,

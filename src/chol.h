@@ -11,8 +11,10 @@
 #include "kernel.h"
 #include "solver.h"
 
-/* Returned when the callback asked to stop. */
+/* Returned when the callback asked to stop, and when scratch memory could
+ * not be allocated. */
 #define CHOL_STOPPED (-1)
+#define CHOL_NO_MEMORY (-2)
 
 /* Overwrite the lower triangle of `a` (n x n, column-major, symmetric)
  * with its Cholesky factor L; the strict upper triangle is not touched.
@@ -34,6 +36,13 @@ int chol_solve_triangular(const double *l, int n, const char *trans,
  * Returns 0 or CHOL_STOPPED. */
 int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,
                         int nthreads, solver_callback callback, void *ctx);
+
+/* Overwrite the lower triangle of the factor L left by chol_lower with
+ * that of (L L')^-1; the strict upper triangle is not touched.  Polls
+ * between blocks; the same result for any thread count.  Returns 0,
+ * CHOL_STOPPED or CHOL_NO_MEMORY (n x 128 doubles of scratch). */
+int chol_inverse(double *l, int n, int nthreads, solver_callback callback,
+                 void *ctx);
 
 /* Overwrite `a` (n x n) with K(x, x) + diag(noise) and then its lower
  * triangle with the factor; returns as chol_lower. */

@@ -3,7 +3,6 @@
 #include <string.h>
 #include "mll.h"
 #include "chol.h"
-#include "lapack.h"
 #include "omp_compat.h"
 
 #define LOG_2PI 1.8378770664093454836
@@ -46,12 +45,13 @@ static void column_sums(const kernel *k, const points *x, const double *kinv,
 
 mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
                         double noise, const double *weights, int nthreads,
-                        double *value, double *grad)
+                        solver_callback callback, void *ctx, double *value,
+                        double *grad)
 {
-  const int m = x->n, d = x->d, one = 1;
+  const int m = x->n, d = x->d;
   const size_t stride = (size_t)d + 1;
   mll_status status = MLL_OK;
-  int info = 0;
+  int info;
   double quad = 0.0, half_logdet = 0.0, trace_w = 0.0, trace_noise = 0.0;
 
   double *kmat = malloc(sizeof(double) * (size_t)m * m);
@@ -66,20 +66,22 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
   /* chol_factor takes one noise variance per point; a (scratch) is free
    * until the solve below. */
   for (int i = 0; i < m; i++) a[i] = weights ? noise / weights[i] : noise;
-  if (chol_factor(k, x, a, kmat, nthreads, NULL, NULL) != 0) {
-    status = MLL_NOT_POSITIVE_DEFINITE;
-    goto done;
+  info = chol_factor(k, x, a, kmat, nthreads, callback, ctx);
+  if (info == 0) {
+    memcpy(a, y, sizeof(double) * (size_t)m);
+    info = chol_solve_factored(kmat, m, a, 1, nthreads, callback, ctx);
   }
-  memcpy(a, y, sizeof(double) * (size_t)m);
-  dpotrs_("L", &m, &one, kmat, &m, a, &m, &info, 1);
-  for (int i = 0; i < m; i++) {
-    quad += y[i] * a[i];
-    half_logdet += log(kmat[i + (size_t)i * m]);
+  if (info == 0) {
+    for (int i = 0; i < m; i++) {
+      quad += y[i] * a[i];
+      half_logdet += log(kmat[i + (size_t)i * m]);
+    }
+    /* The traces need every element of the inverse, not just solves. */
+    info = chol_inverse(kmat, m, nthreads, callback, ctx);
   }
-  /* The traces need every element of the inverse, not just solves. */
-  dpotri_("L", &m, kmat, &m, &info, 1);
   if (info != 0) {
-    status = MLL_NOT_POSITIVE_DEFINITE;
+    status = info == CHOL_STOPPED ? MLL_STOPPED :
+      info == CHOL_NO_MEMORY ? MLL_NO_MEMORY : MLL_NOT_POSITIVE_DEFINITE;
     goto done;
   }
 

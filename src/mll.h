@@ -7,11 +7,13 @@
 
 #include "block.h"
 #include "kernel.h"
+#include "solver.h"
 
 typedef enum {
   MLL_OK = 0,
   MLL_NOT_POSITIVE_DEFINITE = 1, /* Cholesky of K + noise I failed */
-  MLL_NO_MEMORY = 2
+  MLL_NO_MEMORY = 2,
+  MLL_STOPPED = 3 /* the callback asked to stop (user interrupt) */
 } mll_status;
 
 /* For y ~ N(0, K + noise W^{-1}) with K = k(x, x) and W = diag(weights)
@@ -20,9 +22,12 @@ typedef enum {
  * with a = (K + noise W^{-1})^{-1} y, and grad (length x->d + 2) to its
  * derivatives with respect to (log l_1, ..., log l_d, log variance,
  * log noise).  x holds the m inputs already divided by the length scales.
- * On failure value and grad are left untouched. */
+ * The callback (NULL for none) is polled between the blocks of the
+ * factorisation, the solve and the inverse, as in chol.h.  On failure
+ * value and grad are left untouched. */
 mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
                         double noise, const double *weights, int nthreads,
-                        double *value, double *grad);
+                        solver_callback callback, void *ctx, double *value,
+                        double *grad);
 
 #endif

@@ -11,19 +11,24 @@ SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
   const double lambda = glue_doubles(noise, 1, "noise")[0];
   /* NULL weights: every observation has the noise variance lambda. */
   const double *w = Rf_isNull(weights) ? NULL : glue_doubles(weights, p.n, "weights");
-  const char *names[] = {"value", "gradient", ""};
+  const char *names[] = {"value", "gradient", "interrupted", ""};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   SEXP value = PROTECT(Rf_ScalarReal(NA_REAL));
   SEXP grad = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)p.d + 2));
   for (int c = 0; c < p.d + 2; c++) REAL(grad)[c] = NA_REAL;
+  glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
+  glue_trace_init(&tr, 0, 0);
   /* A matrix that is not positive definite is an answer (NA), not an
    * error: the optimiser's line search may step there and back off. */
-  if (mll_evaluate(&k, &p, yy, lambda, w, glue_threads(threads), REAL(value),
-                   REAL(grad)) == MLL_NO_MEMORY)
+  const mll_status status = mll_evaluate(&k, &p, yy, lambda, w, glue_threads(threads),
+                                         glue_trace_record, &tr, REAL(value),
+                                         REAL(grad));
+  if (status == MLL_NO_MEMORY)
     Rf_error("not enough memory for the %d x %d kernel matrix of the "
              "marginal likelihood", p.n, p.n);
   SET_VECTOR_ELT(out, 0, value);
   SET_VECTOR_ELT(out, 1, grad);
+  SET_VECTOR_ELT(out, 2, Rf_ScalarLogical(status == MLL_STOPPED));
   UNPROTECT(3);
   return out;
 }

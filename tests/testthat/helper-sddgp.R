@@ -74,19 +74,21 @@ max_rel_err <- function(a, b) max(abs(a - b)) / max(abs(b))
 # two seconds, and returns what the background R did and how long the fit
 # took to stop: from the signal to the interrupt handler, timed on the same
 # clock, so the work done after it (and the exit of the background R, slow
-# on a loaded machine) does not count.
-interrupt_fit <- function(n, d, control) {
+# on a loaded machine) does not count.  `args` replace gp_sdd()'s arguments
+# (NULL removes one).
+interrupt_fit <- function(n, d, control, args = list()) {
   ready <- tempfile()
   on.exit(unlink(ready), add = TRUE)
-  p <- callr::r_bg(function(ready, n, d, control) {
+  p <- callr::r_bg(function(ready, n, d, control, args) {
     library(sddgp)
     set.seed(1)
     x <- matrix(runif(d * n), n)
     y <- sin(6 * x[, 1]) + rnorm(n, sd = 0.1)
     file.create(ready)
     res <- tryCatch({
-      gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.1, threads = 2,
-             control = control)
+      do.call(gp_sdd, utils::modifyList(
+        list(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.1, threads = 2,
+             control = control), args))
       list(interrupted = FALSE)
     }, interrupt = function(e) {
       list(interrupted = TRUE, caught = Sys.time(),
@@ -95,7 +97,7 @@ interrupt_fit <- function(n, d, control) {
     small <- gp_sdd(x[1:50, ], y[1:50], kernel = matern(3/2, 0.3, 1), noise = 0.1,
                     solver = "cholesky", threads = 1)
     c(res, list(after = sum(1:10), prediction = predict(small, x[1:2, ])))
-  }, args = list(ready = ready, n = n, d = d, control = control),
+  }, args = list(ready = ready, n = n, d = d, control = control, args = args),
   libpath = .libPaths())
   on.exit(if (p$is_alive()) p$kill(), add = TRUE)
   deadline <- Sys.time() + 60
@@ -114,8 +116,8 @@ interrupt_fit <- function(n, d, control) {
 # Ctrl-C during a long fit: the fit stops within 3 s of the signal (a
 # fraction of a second on an idle machine) with the package's interrupt
 # condition and `message`, and the same R then fits and predicts as usual.
-expect_prompt_interrupt <- function(n, d, control, message) {
-  out <- interrupt_fit(n, d, control)
+expect_prompt_interrupt <- function(n, d, control, message, args = list()) {
+  out <- interrupt_fit(n, d, control, args)
   expect_lt(out$waited, 3)
   expect_true(out$interrupted)
   expect_true(out$sddgp)

@@ -46,7 +46,8 @@ test_that("C_mll equals the log marginal likelihood computed with chol()", {
                           exp(theta_small[4]), exp(theta_small[5]))
     expect_equal(got$value, want, tolerance = 1e-8, info = family)
     expect_length(got$gradient, 5L)
-    expect_named(got, c("value", "gradient"))
+    expect_named(got, c("value", "gradient", "interrupted"))
+    expect_false(got$interrupted)
   }
 })
 
@@ -60,6 +61,27 @@ test_that("the gradient matches central finite differences of the value", {
          mll_at(x_small, y_small, family, theta_small - step)$value) / (2 * h)
     }, numeric(1))
     expect_equal(grad, fd, tolerance = 1e-5, info = family)
+  }
+})
+
+test_that("past one block, value and gradient match the chol() reference", {
+  # 400 points: the factorisation, solve and inverse run over four blocks of
+  # 128; the gradient is checked against differences of the base-R value.
+  set.seed(7)
+  x <- matrix(rnorm(400 * 3), ncol = 3)
+  y <- sin(2 * x[, 1]) + rnorm(400, sd = 0.3)
+  h <- 1e-5
+  for (family in c("matern32", "se")) {
+    reference <- function(theta) {
+      mll_reference(x, y, family, exp(theta[1:3]), exp(theta[4]), exp(theta[5]))
+    }
+    got <- mll_at(x, y, family, theta_small)
+    expect_equal(got$value, reference(theta_small), tolerance = 1e-8, info = family)
+    fd <- vapply(seq_along(theta_small), function(i) {
+      step <- replace(numeric(length(theta_small)), i, h)
+      (reference(theta_small + step) - reference(theta_small - step)) / (2 * h)
+    }, numeric(1))
+    expect_equal(got$gradient, fd, tolerance = 1e-5, info = family)
   }
 })
 
@@ -181,6 +203,19 @@ test_that("given hyperparameters stay fixed", {
   expect_identical(est$estimation$counts, c("300" = 1L))
   expect_equal(est$estimation$log_marginal_likelihood,
                mll_reference(x, y, "matern52", ls, 1, 0.2))
+})
+
+test_that("Ctrl-C stops a long estimation promptly and leaves R usable", {
+  skip_on_cran()
+  skip_if_not_installed("callr")
+  # One stage on 6000 points: each evaluation of the marginal likelihood
+  # factors and inverts a 6000 x 6000 matrix, a minute of work polled
+  # between blocks.
+  expect_prompt_interrupt(6000, 2, sdd_control(iterations = 10),
+                          "Hyperparameter estimation was interrupted by the user",
+                          args = list(kernel = matern(3/2), noise = NULL,
+                                      estimation = estimation_control(
+                                        subset_size = 6000, pilot_size = 6000)))
 })
 
 test_that("estimation_control() validates its arguments", {

@@ -367,6 +367,33 @@ static void test_chol_blocks(void)
   for (size_t e = 0; e < (size_t)n * nrhs; e++) maxerr = fmax(maxerr, fabs(x1[e] - x2[e]));
   CHECK(maxerr < 1e-10, "chol_solve_factored against dpotrs: max error %g", maxerr);
 
+  /* The inverse against dpotri, upper triangle kept, same bits for any
+   * thread count, and stopped at the poll that asks. */
+  double *inv = dalloc(nn);
+  memcpy(inv, ref, sizeof(double) * nn);
+  dpotri_("L", &n, inv, &n, &info, 1);
+  memcpy(l2, l1, sizeof(double) * nn);
+  CHECK(chol_inverse(l1, n, 1, NULL, NULL) == 0, "chol_inverse, 1 thread");
+  CHECK(chol_inverse(l2, n, 2, NULL, NULL) == 0, "chol_inverse, 2 threads");
+  CHECK(memcmp(l1, l2, sizeof(double) * nn) == 0,
+        "chol_inverse: 1 and 2 threads must give the same bits");
+  maxerr = 0.0;
+  upper_kept = 1;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      const size_t e = i + (size_t)j * n;
+      if (i >= j) maxerr = fmax(maxerr, fabs(l1[e] - inv[e]));
+      else upper_kept &= l1[e] == s[e];
+    }
+  CHECK(maxerr < 1e-10, "chol_inverse against dpotri: max error %g", maxerr);
+  CHECK(upper_kept, "chol_inverse must leave the upper triangle as given");
+  stop_after inv_stop = {0, 3};
+  memcpy(l1, ref, sizeof(double) * nn);
+  info = chol_inverse(l1, n, 2, stop_callback, &inv_stop);
+  CHECK(info == CHOL_STOPPED && inv_stop.calls == 3,
+        "chol_inverse stopped: info = %d after %d polls", info, inv_stop.calls);
+  free(inv);
+
   /* A minor that fails in the second block is reported at its order. */
   memcpy(l1, s, sizeof(double) * nn);
   l1[150 + (size_t)150 * n] = -1.0;

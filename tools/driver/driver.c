@@ -319,6 +319,23 @@ static int stop_callback(void *ctx, int iteration, const double *residuals)
   return ++s->calls >= s->after;
 }
 
+/* The largest difference between the lower triangles of got and want,
+ * and in *upper_kept whether got's strict upper triangle is still that of
+ * given (all n x n). */
+static double lower_difference(const double *got, const double *want,
+                               const double *given, int n, int *upper_kept)
+{
+  double maxerr = 0.0;
+  *upper_kept = 1;
+  for (int j = 0; j < n; j++)
+    for (int i = 0; i < n; i++) {
+      const size_t e = i + (size_t)j * n;
+      if (i >= j) maxerr = fmax(maxerr, fabs(got[e] - want[e]));
+      else *upper_kept &= got[e] == given[e];
+    }
+  return maxerr;
+}
+
 /* The blocked factorisation and solves against LAPACK's, on a size that
  * is not a multiple of the block, with a ragged last block; at full size
  * the first trailing update takes several rounds of tiles. */
@@ -341,14 +358,8 @@ static void test_chol_blocks(void)
   memcpy(l2, s, sizeof(double) * nn);
   CHECK(chol_lower(l1, n, 1, NULL, NULL) == 0, "chol_lower, 1 thread");
   CHECK(chol_lower(l2, n, 2, NULL, NULL) == 0, "chol_lower, 2 threads");
-  double maxerr = 0.0;
-  int upper_kept = 1;
-  for (int j = 0; j < n; j++)
-    for (int i = 0; i < n; i++) {
-      const size_t e = i + (size_t)j * n;
-      if (i >= j) maxerr = fmax(maxerr, fabs(l1[e] - ref[e]));
-      else upper_kept &= l1[e] == s[e];
-    }
+  int upper_kept;
+  double maxerr = lower_difference(l1, ref, s, n, &upper_kept);
   CHECK(maxerr < 1e-12, "chol_lower against dpotrf: max error %g", maxerr);
   CHECK(upper_kept, "chol_lower must leave the upper triangle as given");
   CHECK(memcmp(l1, l2, sizeof(double) * nn) == 0,
@@ -377,14 +388,7 @@ static void test_chol_blocks(void)
   CHECK(chol_inverse(l2, n, 2, NULL, NULL) == 0, "chol_inverse, 2 threads");
   CHECK(memcmp(l1, l2, sizeof(double) * nn) == 0,
         "chol_inverse: 1 and 2 threads must give the same bits");
-  maxerr = 0.0;
-  upper_kept = 1;
-  for (int j = 0; j < n; j++)
-    for (int i = 0; i < n; i++) {
-      const size_t e = i + (size_t)j * n;
-      if (i >= j) maxerr = fmax(maxerr, fabs(l1[e] - inv[e]));
-      else upper_kept &= l1[e] == s[e];
-    }
+  maxerr = lower_difference(l1, inv, s, n, &upper_kept);
   CHECK(maxerr < 1e-10, "chol_inverse against dpotri: max error %g", maxerr);
   CHECK(upper_kept, "chol_inverse must leave the upper triangle as given");
   stop_after inv_stop = {0, 3};

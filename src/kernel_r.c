@@ -2,6 +2,12 @@
  * dense kernel matrix used by tests and small problems. */
 #include "glue.h"
 
+/* Work (row x column pairs times d + columns of A) between two checks for
+ * Ctrl-C, about a tenth of a second: at a million training points one of
+ * predict()'s chunks of 4096 rows is otherwise one product of tens of
+ * seconds. */
+#define MATMUL_SLAB_WORK 1e9
+
 SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP precision,
                      SEXP threads)
 {
@@ -12,8 +18,18 @@ SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP precision,
     Rf_error("internal error: non-conformable kernel block product");
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, p1.n, a.d));
   const kernel_op op = {&k, &p1, &p2, NULL, glue_single(precision, &p1, &p2), NULL};
-  kernel_op_rows(&op, NULL, p1.n, a.x, a.d, REAL(out), p1.n,
-                 glue_threads(threads));
+  const int nthreads = glue_threads(threads);
+  /* Rows are summed independently, so slabs give the same bits as one
+   * product; nothing here is malloc'ed, so the interrupt may jump out. */
+  const double slab_rows = MATMUL_SLAB_WORK / ((double)p2.n * (p2.d + a.d) + 1.0);
+  const int slab = slab_rows < 64 ? 64 : slab_rows > p1.n ? p1.n : (int)slab_rows;
+  int *rows = (int *)R_alloc(slab > 0 ? slab : 1, sizeof(int));
+  for (int r0 = 0; r0 < p1.n; r0 += slab) {
+    const int len = p1.n - r0 < slab ? p1.n - r0 : slab;
+    for (int t = 0; t < len; t++) rows[t] = r0 + t;
+    kernel_op_rows(&op, rows, len, a.x, a.d, REAL(out) + r0, p1.n, nthreads);
+    R_CheckUserInterrupt();
+  }
   UNPROTECT(1);
   return out;
 }

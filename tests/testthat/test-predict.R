@@ -171,6 +171,18 @@ test_that("chunk_size does not change the result", {
   expect_identical(predict(m$fit, xt, threads = 1), predict(m$fit, xt, threads = 2))
 })
 
+test_that("Ctrl-C stops a long prediction promptly and leaves R usable", {
+  skip_on_cran()
+  skip_if_not_installed("callr")
+  # 20000 predictions from 200000 training points are 4e9 kernel values, in
+  # chunks of 4096 rows that each take seconds; the product answers Ctrl-C
+  # between slabs of rows.
+  expect_prompt_interrupt(200000, 2, sdd_control(iterations = 1, step_size = 1,
+                                                  cache = "never"),
+                          message = NULL,
+                          then = function(fit, x) predict(fit, x[1:20000, ]))
+})
+
 test_that("bad newdata gives classed errors naming newdata", {
   m <- pred_fit(samples = 2)
   xt <- make_inputs(3, 2)

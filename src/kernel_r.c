@@ -3,10 +3,10 @@
 #include "glue.h"
 
 /* Work (row x column pairs times d + columns of A) between two checks for
- * Ctrl-C, about a tenth of a second: at a million training points one of
- * predict()'s chunks of 4096 rows is otherwise one product of tens of
- * seconds. */
-#define MATMUL_SLAB_WORK 1e9
+ * Ctrl-C, a fraction of a second (slabs have at least 64 rows): at a
+ * million training points one of predict()'s chunks of 4096 rows is
+ * otherwise one product of tens of seconds. */
+#define MATMUL_SLAB_WORK 2e8
 
 SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP precision,
                      SEXP threads)

@@ -6,8 +6,9 @@
 #' gradients and L-BFGS-B ([stats::optim()]) on the log scale.
 #'
 #' An evaluation costs \eqn{O(m^3)} time and \eqn{O(m^2)} memory for `m`
-#' points: about 3 seconds and 32 MB at `m = 2000` with R's reference BLAS,
-#' an eighth of that at `m = 1000`. The optimisation therefore runs in
+#' points: with R's reference BLAS, about 4 seconds on one thread (3 on two)
+#' and 32 MB at `m = 2000`, an eighth of that at `m = 1000`. The
+#' optimisation therefore runs in
 #' stages on nested subsets, each started from the previous one's estimates:
 #' first on `pilot_size` of the points until it converges (at most
 #' `max_iterations` iterations), then on doublings of the pilot that are

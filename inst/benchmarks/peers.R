@@ -11,7 +11,8 @@
 # per (d, method), written as soon as the method finishes; rows already in
 # --out are skipped, so a long protocol can be completed over several runs.
 # GpGp and laGP are needed for their rows only: install.packages(c("GpGp",
-# "laGP")).  They are not in Suggests: R CMD check --as-cran then needs them
+# "fields", "laGP")) (GpGp's fit_model() loads fields, which GpGp only
+# suggests).  They are not in Suggests: R CMD check --as-cran then needs them
 # installed or looks them up on CRAN, which the offline CI machine cannot.
 #
 # Data: x uniform on [0, 1]^d; f a draw of a zero-mean GP with Matern-3/2
@@ -44,7 +45,8 @@ if (!all(methods %in% known)) {
 }
 budget_option <- as.numeric(option("budget", NA))
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "peers.csv"))
-for (pkg in c(gpgp = "GpGp", lagp = "laGP")[c("gpgp", "lagp") %in% methods]) {
+needed <- list(gpgp = c("GpGp", "fields"), lagp = "laGP")
+for (pkg in unlist(needed[intersect(names(needed), methods)])) {
   if (!requireNamespace(pkg, quietly = TRUE)) stop("this benchmark needs the package ", pkg)
 }
 n_test <- 2000L
@@ -132,10 +134,12 @@ for (d in dims) {
       overhead <- pilot$seconds - pilot$value$seconds
       predict_time <- elapsed(predict(pilot$value, xt, threads = threads))$seconds
       steps <- max(50L, floor((budget - overhead - predict_time) / per_step))
-      sdd <- elapsed(predict(sdd_at(steps), xt, threads = threads))
+      fit <- NULL
+      sdd <- elapsed(predict(fit <- sdd_at(steps), xt, threads = threads))
       score(paste0("sdd_", precision), sdd$value, sdd$seconds,
-            sprintf("sddgp %s, %d steps at a budget of %.0f s",
-                    utils::packageVersion("sddgp"), steps, budget))
+            sprintf("sddgp %s, %d steps at a budget of %.0f s (%.1f ms a step in the 50-step pilot, %.1f ms in the run)",
+                    utils::packageVersion("sddgp"), steps, budget, 1000 * per_step,
+                    1000 * fit$seconds / steps))
     })
   }
 

@@ -139,12 +139,19 @@ int chol_solve_triangular(const double *l, int n, const char *trans,
   return solve_blocks(l, n, n, trans, rhs, n, nrhs, nthreads, callback, ctx);
 }
 
+/* rhs := (L L')^-1 rhs, with leading dimensions as solve_blocks. */
+static int solve_both(const double *l, int ldl, int n, double *rhs, int ldr,
+                      int nrhs, int nthreads, solver_callback callback, void *ctx)
+{
+  const int st = solve_blocks(l, ldl, n, "N", rhs, ldr, nrhs, nthreads, callback, ctx);
+  if (st != 0) return st;
+  return solve_blocks(l, ldl, n, "T", rhs, ldr, nrhs, nthreads, callback, ctx);
+}
+
 int chol_solve_factored(const double *l, int n, double *rhs, int nrhs,
                         int nthreads, solver_callback callback, void *ctx)
 {
-  const int st = chol_solve_triangular(l, n, "N", rhs, nrhs, nthreads, callback, ctx);
-  if (st != 0) return st;
-  return chol_solve_triangular(l, n, "T", rhs, nrhs, nthreads, callback, ctx);
+  return solve_both(l, n, n, rhs, n, nrhs, nthreads, callback, ctx);
 }
 
 /* Column block J of the inverse's lower triangle, rows j0 on, depends only
@@ -163,9 +170,7 @@ int chol_inverse(double *l, int n, int nthreads, solver_callback callback,
     double *trailing = l + j0 + (size_t)j0 * n;
     memset(x, 0, sizeof(double) * (size_t)rows * w);
     for (int c = 0; c < w; c++) x[c + (size_t)c * rows] = 1.0;
-    status = solve_blocks(trailing, n, rows, "N", x, rows, w, nthreads, callback, ctx);
-    if (status == 0)
-      status = solve_blocks(trailing, n, rows, "T", x, rows, w, nthreads, callback, ctx);
+    status = solve_both(trailing, n, rows, x, rows, w, nthreads, callback, ctx);
     if (status == 0)
       for (int c = 0; c < w; c++) /* the lower triangle only */
         memcpy(trailing + c + (size_t)c * n, x + c + (size_t)c * rows,

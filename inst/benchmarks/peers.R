@@ -134,8 +134,10 @@ for (d in dims) {
       overhead <- pilot$seconds - pilot$value$seconds
       predict_time <- elapsed(predict(pilot$value, xt, threads = threads))$seconds
       steps <- max(50L, floor((budget - overhead - predict_time) / per_step))
-      fit <- NULL
-      sdd <- elapsed(predict(fit <- sdd_at(steps), xt, threads = threads))
+      sdd <- elapsed({
+        fit <- sdd_at(steps)
+        predict(fit, xt, threads = threads)
+      })
       score(paste0("sdd_", precision), sdd$value, sdd$seconds,
             sprintf("sddgp %s, %d steps at a budget of %.0f s (%.1f ms a step in the 50-step pilot, %.1f ms in the run)",
                     utils::packageVersion("sddgp"), steps, budget, 1000 * per_step,

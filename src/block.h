@@ -11,6 +11,7 @@
 #define SDDGP_BLOCK_H
 
 #include "kernel.h"
+#include "solver.h"
 
 typedef struct {
   const double *x;   /* column-major n x d, scaled */
@@ -78,12 +79,23 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
                          double *out, int nthreads);
 
-/* Columns j0..j1-1 of that block only, into the same places of out (a
+/* The same block built a slab of columns at a time, polling the callback
+ * (NULL for none; iteration 0, no residuals) between slabs, so Ctrl-C is
+ * answered while a matrix of billions of entries is filled.  out is a
  * double array, or with single a float array computed from the points'
- * x32), so a large block can be built in pieces with interrupt checks
- * between them.  The values are those kernel_op_block uses. */
-void kernel_block_columns(const kernel *k, const points *p1, const points *p2,
-                          int j0, int j1, int single, void *out, int nthreads);
+ * x32.  The values are those kernel_op_block uses.  Returns non-zero if
+ * the callback asked to stop. */
+int kernel_block_build(const kernel *k, const points *p1, const points *p2,
+                       int single, void *out, int nthreads,
+                       solver_callback callback, void *ctx);
+
+/* Items (rows or columns) per slab when a long computation over n items of
+ * per_item units each is cut into slabs of about `work` units, with a
+ * check for Ctrl-C between slabs: all n when they fit, else a whole
+ * multiple of BLOCK_SLAB_ITEMS, so that the threads' chunks of rows divide
+ * every slab evenly. */
+#define BLOCK_SLAB_ITEMS 64
+int block_slab(int n, double per_item, double work);
 
 /* Rows of x as points of their own, copied into buf (len x d doubles):
  * rows[0..len-1], or first..first+len-1 when rows is NULL.  For solvers

@@ -504,8 +504,8 @@ done:
 int cabcd_features(const rff *f, const points *p, double *phi, int nthreads,
                    solver_callback callback, void *ctx)
 {
-  /* About 1e7 feature evaluations between interrupt checks. */
-  const int slab = 1 + (int)(1e7 / ((double)f->m * (f->d + 1)));
+  /* About 1e7 units of feature work between interrupt checks. */
+  const int slab = block_slab(p->n, (double)f->m * (f->d + 1), 1e7);
   for (int i0 = 0; i0 < p->n; i0 += slab) {
     rff_features(f, p, i0, min_int(p->n, i0 + slab), phi, (size_t)p->n, nthreads);
     if (callback && callback(ctx, 0, NULL)) return 1;

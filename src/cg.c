@@ -141,10 +141,7 @@ static int system_product(const kernel_op *K, const double *noise,
                           solver_callback callback, void *ctx)
 {
   const int n = K->x2->n;
-  const double per_row = (double)n * (K->x2->d + ncol);
-  /* A multiple of 64 rows: whole 16-row chunks of kernel_op_rows. */
-  const double want = CG_SLAB_WORK / per_row;
-  const int slab = want >= n ? n : 64 * (1 + (int)(want / 64));
+  const int slab = block_slab(n, (double)n * (K->x2->d + ncol), CG_SLAB_WORK);
   for (int r0 = 0; r0 < n; r0 += slab) {
     const int len = n - r0 < slab ? n - r0 : slab;
     kernel_op_rows(K, rows + r0, len, P, ncol, Q + r0, n, nthreads);

@@ -184,7 +184,7 @@ int chol_factor(const kernel *k, const points *x, const double *noise,
                 double *a, int nthreads, solver_callback callback, void *ctx)
 {
   const int n = x->n;
-  kernel_block_matrix(k, x, x, a, nthreads);
+  if (kernel_block_build(k, x, x, 0, a, nthreads, callback, ctx)) return CHOL_STOPPED;
   for (int i = 0; i < n; i++) a[i + (size_t)i * n] += noise[i];
   return chol_lower(a, n, nthreads, callback, ctx);
 }

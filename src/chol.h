@@ -45,7 +45,8 @@ int chol_inverse(double *l, int n, int nthreads, solver_callback callback,
                  void *ctx);
 
 /* Overwrite `a` (n x n) with K(x, x) + diag(noise) and then its lower
- * triangle with the factor; returns as chol_lower. */
+ * triangle with the factor, polling while the matrix is built too;
+ * returns as chol_lower. */
 int chol_factor(const kernel *k, const points *x, const double *noise,
                 double *a, int nthreads, solver_callback callback, void *ctx);
 

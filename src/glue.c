@@ -73,6 +73,15 @@ int glue_interrupt_pending(void)
   return !R_ToplevelExec(check_interrupt, NULL);
 }
 
+/* A solver_callback that only answers Ctrl-C, for work with no trace. */
+static int interrupt_callback(void *ctx, int iteration, const double *residuals)
+{
+  (void)ctx;
+  (void)iteration;
+  (void)residuals;
+  return glue_interrupt_pending();
+}
+
 /* Seconds between checks for a user interrupt: fast enough that Ctrl-C
  * answers well within a second, rare enough to cost nothing. */
 #define INTERRUPT_INTERVAL 0.1
@@ -155,15 +164,8 @@ kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
   *interrupted = 0;
   if (!Rf_asLogical(use_cache)) return K;
   void *cache = R_alloc(nn, single ? sizeof(float) : sizeof(double));
-  const int slab = 1 + (int)(2e7 / ((double)p->n * (p->d + 1)));
-  for (int j0 = 0; j0 < p->n; j0 += slab) {
-    kernel_block_columns(k, p, p, j0, j0 + slab < p->n ? j0 + slab : p->n,
-                         single, cache, nthreads);
-    if (glue_interrupt_pending()) {
-      *interrupted = 1;
-      break;
-    }
-  }
+  *interrupted = kernel_block_build(k, p, p, single, cache, nthreads,
+                                    interrupt_callback, NULL);
   if (single)
     K.cache32 = cache;
   else

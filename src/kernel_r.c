@@ -5,10 +5,8 @@
 /* Work (row x column pairs times d + columns of A) between two checks for
  * Ctrl-C, a fraction of a second: at a million training points one of
  * predict()'s chunks of 4096 rows is otherwise one product of tens of
- * seconds.  Slabs are whole multiples of 64 rows, so that the threads'
- * chunks of rows divide them evenly. */
+ * seconds.  Smaller slabs measured slower (thread teams per slab). */
 #define MATMUL_SLAB_WORK 1e9
-#define MATMUL_SLAB_ROWS 64
 
 SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP precision,
                      SEXP threads)
@@ -23,11 +21,8 @@ SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP precision,
   const int nthreads = glue_threads(threads);
   /* Rows are summed independently, so slabs give the same bits as one
    * product; nothing here is malloc'ed, so the interrupt may jump out. */
-  const double fit = MATMUL_SLAB_WORK / ((double)p2.n * (p2.d + a.d) + 1.0);
-  int slab = p1.n; /* one product when all rows fit */
-  if (fit < p1.n)
-    slab = MATMUL_SLAB_ROWS * (fit < MATMUL_SLAB_ROWS ? 1 : (int)(fit / MATMUL_SLAB_ROWS));
-  int *rows = (int *)R_alloc(slab > 0 ? slab : 1, sizeof(int));
+  const int slab = block_slab(p1.n, (double)p2.n * (p2.d + a.d), MATMUL_SLAB_WORK);
+  int *rows = (int *)R_alloc(slab, sizeof(int));
   for (int r0 = 0; r0 < p1.n; r0 += slab) {
     const int len = p1.n - r0 < slab ? p1.n - r0 : slab;
     for (int t = 0; t < len; t++) rows[t] = r0 + t;

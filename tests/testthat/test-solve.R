@@ -115,6 +115,10 @@ test_that("Ctrl-C stops a long exact fit promptly and leaves R usable", {
   # so that Ctrl-C is seen between blocks.
   expect_prompt_interrupt(6000, 2, cholesky_control(),
                           "Cholesky factorisation was interrupted by the user")
+  # While the kernel matrix is built: 4000 points in 1000 dimensions take
+  # several seconds before the factorisation starts.
+  expect_prompt_interrupt(4000, 1000, cholesky_control(),
+                          "Cholesky factorisation was interrupted by the user")
 })
 
 test_that("the exact solver refuses problems too large for a dense matrix", {

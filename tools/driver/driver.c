@@ -319,6 +319,42 @@ static int stop_callback(void *ctx, int iteration, const double *residuals)
   return ++s->calls >= s->after;
 }
 
+/* Dense blocks built in slabs of columns: wide points (d = 6000) make the
+ * slabs 64 columns at n = 200, so the build polls three times.  All of it
+ * against the naive loop; a stop request ends the build at the poll that
+ * asks with the columns before it built and those after untouched, and
+ * ends chol_factor there too. */
+static void test_block_build(void)
+{
+  CHECK(block_slab(100, 10.0, 1e4) == 100 && block_slab(1000, 10.0, 1e3) == 64 &&
+        block_slab(1000, 1e6, 1.0) == 64 && block_slab(10000, 1.0, 1e3) == 448,
+        "block_slab: all items when they fit, else whole multiples of 64");
+  const int n = 200, d = 6000;
+  const size_t nn = (size_t)n * n;
+  double *x = random_points(n, d, 0.03), *a = dalloc(nn), *noise = dalloc(n);
+  const points p = {x, n, d, NULL};
+  const kernel k = {KERNEL_MATERN32, 1.0};
+  double *K = naive_kernel_matrix(&k, x, n, x, n, d);
+  stop_after never = {0, 1000}, second = {0, 2};
+  CHECK(kernel_block_build(&k, &p, &p, 0, a, 2, stop_callback, &never) == 0 &&
+        never.calls == 3, "kernel_block_build: %d polls, want 3", never.calls);
+  double maxerr = 0.0;
+  for (size_t e = 0; e < nn; e++) maxerr = fmax(maxerr, fabs(a[e] - K[e]));
+  CHECK(maxerr < 1e-12, "kernel_block_build in slabs vs naive: max error %g", maxerr);
+  for (size_t e = 0; e < nn; e++) a[e] = -1.0;
+  CHECK(kernel_block_build(&k, &p, &p, 0, a, 2, stop_callback, &second) == 1 &&
+        second.calls == 2, "kernel_block_build stopped after %d polls", second.calls);
+  CHECK(memcmp(a, K, sizeof(double) * 128 * n) == 0 && a[128 * (size_t)n] == -1.0 &&
+        a[nn - 1] == -1.0, "a stopped build: slabs 1-2 built, the rest untouched");
+  for (int i = 0; i < n; i++) noise[i] = 0.1;
+  stop_after first = {0, 1};
+  const int info = chol_factor(&k, &p, noise, a, 2, stop_callback, &first);
+  CHECK(info == CHOL_STOPPED && first.calls == 1,
+        "chol_factor stopped while building: info = %d after %d polls", info,
+        first.calls);
+  free(x); free(a); free(noise); free(K);
+}
+
 /* The largest difference between the lower triangles of got and want,
  * and in *upper_kept whether got's strict upper triangle is still that of
  * given (all n x n). */
@@ -464,6 +500,7 @@ void test_chol(void)
           info);
   }
   free(x); free(b); free(alpha); free(noise); free(a);
+  test_block_build();
   test_chol_blocks();
 }
 

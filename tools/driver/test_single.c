@@ -77,7 +77,7 @@ static void test_single_operator(void)
     const kernel k = {(kernel_family)f, 0.9};
     double *K = naive_kernel_matrix(&k, x, n, x, n, d);
     float *cache = xmalloc(sizeof(float) * (size_t)n * n);
-    kernel_block_columns(&k, &p, &p, 0, n, 1, cache, 2);
+    kernel_block_build(&k, &p, &p, 1, cache, 2, NULL, NULL);
     const kernel_op fly = {&k, &p, &p, NULL, 1, NULL};
     const kernel_op cached = {&k, &p, &p, NULL, 1, cache};
     double *o1 = dalloc((size_t)nrows * ncol), *o2 = dalloc((size_t)nrows * ncol);

@@ -124,8 +124,9 @@ cholesky_max_n <- 20000L
 #' The factorisation and the solves work on blocks of 128 rows and columns,
 #' spread over the fit's `threads` whatever BLAS R is linked to (the
 #' reference BLAS has no threads of its own), with the same result for any
-#' thread count; between blocks the solver checks for Ctrl-C, so a long
-#' exact fit can be interrupted.
+#' thread count; between blocks, and between slabs of columns while the
+#' kernel matrix is built, the solver checks for Ctrl-C, so a long exact
+#' fit can be interrupted.
 #'
 #' @param features Random Fourier features of the prior draws behind
 #'   posterior samples.

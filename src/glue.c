@@ -73,15 +73,6 @@ int glue_interrupt_pending(void)
   return !R_ToplevelExec(check_interrupt, NULL);
 }
 
-/* A solver_callback that only answers Ctrl-C, for work with no trace. */
-static int interrupt_callback(void *ctx, int iteration, const double *residuals)
-{
-  (void)ctx;
-  (void)iteration;
-  (void)residuals;
-  return glue_interrupt_pending();
-}
-
 /* Seconds between checks for a user interrupt: fast enough that Ctrl-C
  * answers well within a second, rare enough to cost nothing. */
 #define INTERRUPT_INTERVAL 0.1
@@ -164,8 +155,10 @@ kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
   *interrupted = 0;
   if (!Rf_asLogical(use_cache)) return K;
   void *cache = R_alloc(nn, single ? sizeof(float) : sizeof(double));
+  glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
+  glue_trace_init(&tr, 0, 0);
   *interrupted = kernel_block_build(k, p, p, single, cache, nthreads,
-                                    interrupt_callback, NULL);
+                                    glue_trace_record, &tr);
   if (single)
     K.cache32 = cache;
   else

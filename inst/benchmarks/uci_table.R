@@ -4,7 +4,8 @@
 #
 #   Rscript inst/benchmarks/uci_table.R [--data=DIR] [--out=FILE]
 #       [--datasets=pol,elevators,bike,protein,keggdirected] [--splits=0,1,2,3,4]
-#       [--methods=sdd,cg,svgp,sgd,exact,sdd_mean_100k,sdd_auto,sdd_single]
+#       [--methods=sdd,cg,svgp,sgd,exact,sdd_mean_100k,sgd_mean_100k,sdd_auto,
+#                  sdd_single]
 #       [--iterations=10000]
 #       [--samples=64] [--threads=2] [--cache-limit=2e9]
 #       [--budget-datasets=pol,elevators,bike]
@@ -35,6 +36,7 @@
 # - sdd_mean_100k: SDD for the posterior mean only with the paper's full
 #   budget of 100,000 steps, to measure what the reduced budget costs; split
 #   0 of the --budget-datasets only.
+# - sgd_mean_100k: the same for sgd (its mean step size and clipping).
 # - sdd_single: sdd with kernel values in single precision
 #   (sdd_control(precision = "single")), as the reference implementation
 #   computes; split 0 of the --budget-datasets only.
@@ -53,15 +55,17 @@ out <- option("out", file.path("inst", "extdata", "benchmarks", "uci_table.csv")
 datasets <- split_list(option("datasets", "pol,elevators,bike,protein,keggdirected"))
 splits <- as.integer(split_list(option("splits", "0,1,2,3,4")))
 methods <- split_list(option("methods",
-                              "sdd,cg,svgp,sgd,exact,sdd_mean_100k,sdd_auto,sdd_single"))
+                              "sdd,cg,svgp,sgd,exact,sdd_mean_100k,sgd_mean_100k,sdd_auto,sdd_single"))
 iterations <- as.integer(option("iterations", "10000"))
 samples <- as.integer(option("samples", "64"))
 threads <- as.integer(option("threads", "2"))
 cache_limit <- as.numeric(option("cache-limit", "2e9"))
 budget_datasets <- split_list(option("budget-datasets", "pol,elevators,bike"))
 
-known <- c("sdd", "cg", "svgp", "sgd", "exact", "sdd_mean_100k", "sdd_auto", "sdd_single")
-budget_methods <- c("sdd_mean_100k", "sdd_single")
+known <- c("sdd", "cg", "svgp", "sgd", "exact", "sdd_mean_100k", "sgd_mean_100k",
+           "sdd_auto", "sdd_single")
+mean_only <- c("sdd_mean_100k", "sgd_mean_100k")
+budget_methods <- c(mean_only, "sdd_single")
 if (!all(methods %in% known)) {
   stop("unknown method(s): ", paste(setdiff(methods, known), collapse = ", "),
        "; choose from ", paste(known, collapse = ", "))
@@ -89,6 +93,9 @@ method_control <- function(method, dataset) {
                                 step_size = if (slow) 5 else 50,
                                 batch_sampling = "permutation",
                                 check_every = 1000, cache_limit = cache_limit),
+    sgd_mean_100k = sgd_control(iterations = 100000, batch_size = 512, step_size = 0.5,
+                                clip = 0.1, batch_sampling = "permutation",
+                                check_every = 1000, cache_limit = cache_limit),
     sgd = sgd_control(iterations = iterations, batch_size = 512, step_size = 0.5,
                       step_size_samples = if (slow) 0.001 else 0.1, clip = 0.1,
                       batch_sampling = "permutation", cache_limit = cache_limit),
@@ -98,8 +105,8 @@ method_control <- function(method, dataset) {
     exact = cholesky_control())
 }
 method_solver <- function(method) {
-  switch(method, sdd_mean_100k = , sdd_auto = , sdd_single = "sdd", exact = "cholesky",
-         method)
+  switch(method, sdd_mean_100k = , sdd_auto = , sdd_single = "sdd",
+         sgd_mean_100k = "sgd", exact = "cholesky", method)
 }
 
 machine <- local({
@@ -115,7 +122,7 @@ is_done <- function(dataset, split, method) {
   !is.null(done) && any(done$dataset == dataset & done$split == split & done$method == method)
 }
 run_one <- function(dataset, split, method, data, hp) {
-  with_samples <- if (method == "sdd_mean_100k") 0L else samples
+  with_samples <- if (method %in% mean_only) 0L else samples
   set.seed(split + 1)
   load <- load_average()
   timing <- system.time(fit <- tryCatch(

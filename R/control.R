@@ -44,15 +44,27 @@ use_kernel_cache <- function(control, n) {
     (control$cache == "auto" && bytes * as.numeric(n)^2 <= control$cache_limit)
 }
 
+# Up to this many points, gp_sdd() without `solver` or `control` solves
+# exactly: below it a Cholesky factorisation on 2 cores takes seconds, far
+# less than SDD's default 10,000 steps, and SDD's answer on small data sets,
+# whose estimated hyperparameters are often badly conditioned (a large
+# variance against a small noise), can stay visibly short of the exact one.
+auto_exact_max_n <- 5000L
+
 # The solver to run and its settings, from gp_sdd()'s `solver` and
 # `control` arguments: either may be left NULL.
 resolve_solver <- function(solver, control, n) {
-  if (is.null(solver)) solver <- if (inherits(control, "sddgp_control")) control$solver else "sdd"
-  check_choice(solver, "solver", solvers)
-  if (is.null(control)) control <- solver_function(solver, "control")()
-  if (!inherits(control, "sddgp_control")) {
-    abort_argument("control", sprintf("must be made by %s_control()", solver))
+  if (!is.null(solver)) check_choice(solver, "solver", solvers)
+  if (!is.null(control) && !inherits(control, "sddgp_control")) {
+    abort_argument("control", if (is.null(solver)) {
+      "must be made by a solver's control function, such as sdd_control()"
+    } else sprintf("must be made by %s_control()", solver))
   }
+  if (is.null(solver)) {
+    solver <- if (!is.null(control)) control$solver else
+      if (n <= auto_exact_max_n) "cholesky" else "sdd"
+  }
+  if (is.null(control)) control <- solver_function(solver, "control")()
   if (!identical(control$solver, solver)) {
     abort_argument("control", sprintf(
       "was made by %s_control() but `solver` is \"%s\"; use %s_control()",

@@ -2,12 +2,13 @@
 #'
 #' Fits the Gaussian process regression model \eqn{y = f(x) + \epsilon} with
 #' \eqn{f \sim GP(0, k)} and \eqn{\epsilon \sim N(0, \lambda)}. The posterior
-#' mean's representer weights solve \eqn{(K + \lambda I) \alpha = y}; with the
-#' default `solver = "sdd"` this system is solved by stochastic dual descent,
-#' which touches `batch_size` rows of the kernel matrix per step and never
-#' stores it, so `n` can be in the hundreds of thousands or more.
-#' `solver = "cholesky"` solves exactly (O(n^3) time, O(n^2) memory) for small
-#' data. With `samples > 0` the fit also holds posterior function samples by
+#' mean's representer weights solve \eqn{(K + \lambda I) \alpha = y}; with
+#' `solver = "sdd"` (the default above 5000 observations) this system is
+#' solved by stochastic dual descent, which touches `batch_size` rows of the
+#' kernel matrix per step and never stores it, so `n` can be in the hundreds
+#' of thousands or more. `solver = "cholesky"` solves exactly (O(n^3) time,
+#' O(n^2) memory), which up to 5000 observations takes seconds and is the
+#' default there. With `samples > 0` the fit also holds posterior function samples by
 #' pathwise conditioning: prior draws from random Fourier features, each
 #' corrected by the solution of its own linear system (solved together with
 #' the mean's, sharing every kernel row).
@@ -47,7 +48,9 @@
 #'   2023), `"svgp"` (sparse variational GP), `"dsg"` (doubly stochastic
 #'   functional gradients) or `"cabcd"` (Caratheodory block coordinate
 #'   descent on a random-feature model). `NULL` takes the solver of
-#'   `control`, or `"sdd"`.
+#'   `control`; without `control`, `"cholesky"` for at most 5000
+#'   observations (exact, and faster there than SDD's default 10,000 steps)
+#'   and `"sdd"` above.
 #' @param control The solver's settings, made by its control function:
 #'   [sdd_control()], [cholesky_control()], [cg_control()], [sgd_control()],
 #'   [svgp_control()], [dsg_control()] or [cabcd_control()]. `NULL` uses the
@@ -83,9 +86,10 @@
 #' fit
 #' predict(fit, x[1:3, ], interval = "prediction")
 #'
-#' # formula interface, hyperparameters estimated
+#' # formula interface, hyperparameters estimated; without `solver` or
+#' # `control`, 200 observations are solved exactly (Cholesky)
 #' d <- data.frame(x1 = x[, 1], x2 = x[, 2], y = y)
-#' fit2 <- gp_sdd(y ~ ., data = d, solver = "cholesky", threads = 1)
+#' fit2 <- gp_sdd(y ~ ., data = d, threads = 1)
 #' summary(fit2)
 #' @export
 gp_sdd <- function(x, ...) UseMethod("gp_sdd")

@@ -59,7 +59,8 @@
 #' @param noise Observation noise variance in the objective's units, or
 #'   `NULL` to estimate it.
 #' @param solver,control The solver and its settings, as in [gp_sdd()]:
-#'   `NULL` takes the solver of `control`, or `"sdd"`.
+#'   `NULL` takes the solver of `control`; without `control`, the solver
+#'   [gp_sdd()] would choose for the number of points after the last step.
 #' @param candidates Shared candidate points per round.
 #' @param rounds Rounds of shared candidates.
 #' @param local_rounds Rounds of local search per sample; 0 for none.

@@ -11,10 +11,16 @@ test_that("a control object knows its solver and prints its settings", {
                regexp = "`features`")
 })
 
-test_that("the solver comes from `solver`, else from `control`, else is SDD", {
+test_that("the solver comes from `solver`, else from `control`, else from n", {
+  # Neither given: exact up to 5000 points, SDD beyond.
   r <- sddgp:::resolve_solver(NULL, NULL, 100)
+  expect_equal(r$solver, "cholesky")
+  expect_equal(r$control, cholesky_control())
+  expect_equal(sddgp:::resolve_solver(NULL, NULL, 5000)$solver, "cholesky")
+  r <- sddgp:::resolve_solver(NULL, NULL, 5001)
   expect_equal(r$solver, "sdd")
   expect_equal(r$control, sdd_control())
+  expect_equal(sddgp:::resolve_solver(NULL, sdd_control(), 100)$solver, "sdd")
   r <- sddgp:::resolve_solver(NULL, cholesky_control(features = 10), 100)
   expect_equal(r$solver, "cholesky")
   expect_identical(r$control$features, 10L)
@@ -26,7 +32,12 @@ test_that("the solver comes from `solver`, else from `control`, else is SDD", {
   expect_error(sddgp:::resolve_solver("qr", NULL, 100), class = "sddgp_error_argument",
                regexp = "`solver` must be one of \"sdd\", \"cholesky\"")
   expect_error(sddgp:::resolve_solver(NULL, list(solver = "sdd"), 100),
-               class = "sddgp_error_argument", regexp = "`control` must be made by sdd_control\\(\\)")
+               class = "sddgp_error_argument",
+               regexp = "`control` must be made by a solver's control function, such as sdd_control\\(\\)")
+  expect_error(sddgp:::resolve_solver("cg", list(), 100),
+               class = "sddgp_error_argument", regexp = "`control` must be made by cg_control\\(\\)")
+  expect_error(sddgp:::resolve_solver("qr", list(), 100), class = "sddgp_error_argument",
+               regexp = "`solver` must be one of")
 })
 
 test_that("choose_one() takes the first of the default choices and validates the rest", {

@@ -76,6 +76,24 @@ test_that("the Cholesky solver is exact for every kernel family", {
   }
 })
 
+test_that("without `solver` or `control` a small data set is solved exactly", {
+  d <- make_data(300, 2, seed = 15)
+  xt <- make_inputs(5, 2)
+  ref <- ref_posterior(d$x, d$y, xt, "matern32", c(0.3, 0.6), 1, 0.05)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.6), 1), noise = 0.05,
+                standardize = FALSE, threads = 1)
+  expect_equal(fit$solver, "cholesky")
+  expect_equal(fit$status, "exact")
+  expect_equal(unname(predict(fit, xt)), ref$mean, tolerance = 1e-8)
+  expect_output(print(fit), "exact Cholesky")
+  # Asking for SDD by name, or by its control, still runs SDD.
+  sdd <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.6), 1), noise = 0.05,
+                standardize = FALSE, solver = "sdd",
+                control = sdd_control(iterations = 20), threads = 1)
+  expect_equal(sdd$solver, "sdd")
+  expect_equal(sdd$iterations, 20L)
+})
+
 test_that("observation weights give the exact heteroscedastic posterior in SDD, CG and Cholesky", {
   d <- make_data(300, 2, seed = 16)
   xt <- make_inputs(6, 2)
@@ -530,7 +548,8 @@ test_that("bad hyperparameters and settings give classed errors naming the argum
   expect_error(g(kernel = "matern32", estimation = list(subset_size = 10)),
                class = "sddgp_error_argument", regexp = "`estimation` must be made by")
   expect_error(g(kernel = ker, noise = 0.1, control = list(iterations = 10)),
-               class = "sddgp_error_argument", regexp = "`control` must be made by sdd_control")
+               class = "sddgp_error_argument",
+               regexp = "`control` must be made by a solver's control function, such as sdd_control")
   expect_error(g(kernel = ker, noise = 0.1, solver = "cholesky", control = sdd_control()),
                class = "sddgp_error_argument",
                regexp = "`control` was made by sdd_control\\(\\) but `solver` is \"cholesky\"; use cholesky_control\\(\\)")

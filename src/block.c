@@ -28,34 +28,23 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
  * reached.  They are written once for both precisions: T the type, COORDS
  * the points' coordinates in it (x or x32), W the lanes (one AVX-512
  * vector), and SUFFIX names the set:
- *   sq_dist_points<SUFFIX>(p1, i, p2, cols, j0, len, r2): distances from
- *   point i of p1 to points j0..j0+len-1 of p2, or with cols to points
- *   cols[0..len-1]. */
-#define SQ_DIST_LANES(T, COORDS, W, POINT)                                    \
-  T s[W] = {0};                                                               \
-  for (int c = 0; c < p2->d; c++) {                                           \
-    const T xc = xi[c * n1];                                                  \
-    const T *col = p2->COORDS + c * (size_t)p2->n;                            \
-    _Pragma("omp simd")                                                       \
-    for (int w = 0; w < W; w++) {                                             \
-      const T diff = xc - col[POINT];                                         \
-      s[w] += diff * diff;                                                    \
-    }                                                                         \
-  }                                                                           \
-  for (int w = 0; w < W; w++) r2[w] = s[w];
-
+ *   sq_dist_points<SUFFIX>(p1, i, p2, j0, len, r2): distances from
+ *   point i of p1 to points j0..j0+len-1 of p2. */
 #define DEFINE_SQ_DIST(SUFFIX, T, COORDS, W)                                  \
   static inline void sq_dist_lanes##SUFFIX(const T *xi, size_t n1,            \
                                            const points *p2, int j0, T *r2)   \
   {                                                                           \
-    SQ_DIST_LANES(T, COORDS, W, j0 + w)                                       \
-  }                                                                           \
-                                                                              \
-  static inline void sq_dist_gather##SUFFIX(const T *xi, size_t n1,           \
-                                            const points *p2,                 \
-                                            const int *cols, T *r2)           \
-  {                                                                           \
-    SQ_DIST_LANES(T, COORDS, W, cols[w])                                      \
+    T s[W] = {0};                                                             \
+    for (int c = 0; c < p2->d; c++) {                                         \
+      const T xc = xi[c * n1];                                                \
+      const T *col = p2->COORDS + c * (size_t)p2->n;                          \
+      _Pragma("omp simd")                                                     \
+      for (int w = 0; w < W; w++) {                                           \
+        const T diff = xc - col[j0 + w];                                      \
+        s[w] += diff * diff;                                                  \
+      }                                                                       \
+    }                                                                         \
+    for (int w = 0; w < W; w++) r2[w] = s[w];                                 \
   }                                                                           \
                                                                               \
   static inline T sq_dist_one##SUFFIX(const T *xi, size_t n1,                 \
@@ -71,31 +60,26 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
                                                                               \
   SDDGP_HOT                                                                   \
   static void sq_dist_points##SUFFIX(const points *p1, int i,                 \
-                                     const points *p2, const int *cols,       \
-                                     int j0, int len, T *r2)                  \
+                                     const points *p2, int j0, int len,       \
+                                     T *r2)                                   \
   {                                                                           \
     const T *xi = p1->COORDS + i;                                             \
     const size_t n1 = (size_t)p1->n;                                          \
     int t = 0;                                                                \
-    if (cols)                                                                 \
-      for (; t + W <= len; t += W)                                            \
-        sq_dist_gather##SUFFIX(xi, n1, p2, cols + t, r2 + t);                 \
-    else                                                                      \
-      for (; t + W <= len; t += W)                                            \
-        sq_dist_lanes##SUFFIX(xi, n1, p2, j0 + t, r2 + t);                    \
+    for (; t + W <= len; t += W)                                              \
+      sq_dist_lanes##SUFFIX(xi, n1, p2, j0 + t, r2 + t);                      \
     for (; t < len; t++)                                                      \
-      r2[t] = sq_dist_one##SUFFIX(xi, n1, p2, cols ? cols[t] : j0 + t);       \
+      r2[t] = sq_dist_one##SUFFIX(xi, n1, p2, j0 + t);                        \
   }
 
 DEFINE_SQ_DIST(, double, x, 8)
 DEFINE_SQ_DIST(32, float, x32, 16)
 #undef DEFINE_SQ_DIST
-#undef SQ_DIST_LANES
 
 void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
                    double *r2)
 {
-  sq_dist_points(p1, i, p2, NULL, j0, len, r2);
+  sq_dist_points(p1, i, p2, j0, len, r2);
 }
 
 /* The products of kernel values with A.  Each sum is kept as LANES
@@ -200,18 +184,15 @@ static void tile_dot(const double *const *kv, int nr, int len, const double *A,
 /* block_tile in single precision: float kernel values, read from the
  * float cache or computed from x32, widened into buf. */
 SDDGP_HOT
-static const double *block_tile32(const kernel_op *op, int i, const int *cols,
-                                  int j0, int len, double *buf)
+static const double *block_tile32(const kernel_op *op, int i, int j0, int len,
+                                  double *buf)
 {
   float v[TILE];
   const float *vals = v;
-  const size_t n2 = (size_t)op->x2->n;
-  if (op->cache32 && !cols)
-    vals = op->cache32 + (size_t)i * n2 + j0; /* row i of the symmetric cache */
-  else if (op->cache32)
-    for (int t = 0; t < len; t++) v[t] = op->cache32[(size_t)cols[j0 + t] * n2 + i];
+  if (op->cache32)
+    vals = op->cache32 + (size_t)i * op->x2->n + j0; /* row i of the symmetric cache */
   else {
-    sq_dist_points32(op->x1, i, op->x2, cols ? cols + j0 : NULL, j0, len, v);
+    sq_dist_points32(op->x1, i, op->x2, j0, len, v);
     kernel_apply32(op->k, v, len);
   }
   #pragma omp simd
@@ -219,35 +200,22 @@ static const double *block_tile32(const kernel_op *op, int i, const int *cols,
   return buf;
 }
 
-/* Kernel values of row point i against the column tile j0..j0+len-1 of
- * the block (columns cols[j0..] of x2, or x2's own j0.. when cols is NULL):
- * a slice of the cache, or computed into buf. */
-static const double *block_tile(const void *ctx, int i, const int *cols,
-                                int j0, int len, double *buf)
+/* Kernel values of row point i against points j0..j0+len-1 of x2: a slice
+ * of the cache, or computed into buf. */
+static const double *block_tile(const void *ctx, int i, int j0, int len,
+                                double *buf)
 {
   const kernel_op *op = ctx;
-  const int n2 = op->x2->n;
-  if (op->single) return block_tile32(op, i, cols, j0, len, buf);
-  if (!cols) {
-    if (op->cache) return op->cache + (size_t)i * n2 + j0;
-    block_sq_dist(op->x1, i, op->x2, j0, len, buf);
-    kernel_apply(op->k, buf, len);
-    return buf;
-  }
-  cols += j0;
-  if (op->cache) {
-    /* Column cols[t] of the symmetric cache, entry i. */
-    for (int t = 0; t < len; t++) buf[t] = op->cache[(size_t)cols[t] * n2 + i];
-    return buf;
-  }
-  sq_dist_points(op->x1, i, op->x2, cols, 0, len, buf);
+  if (op->single) return block_tile32(op, i, j0, len, buf);
+  if (op->cache) return op->cache + (size_t)i * op->x2->n + j0;
+  block_sq_dist(op->x1, i, op->x2, j0, len, buf);
   kernel_apply(op->k, buf, len);
   return buf;
 }
 
 void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
-                   const int *rows, int nrows, const int *cols, int ncols,
-                   const double *A, int ncol, double *out, int ldo, int nthreads)
+                   const int *rows, int nrows, int ncols, const double *A,
+                   int ncol, double *out, int ldo, int nthreads)
 {
   const int nchunks = (nrows + ROW_CHUNK - 1) / ROW_CHUNK;
   for (int c = 0; c < ncol; c++)
@@ -272,7 +240,7 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
         const int len = ncols - j0 < TILE ? ncols - j0 : TILE;
         const double *kv[ROW_CHUNK];
         for (int r = r0; r < r1; r++)
-          kv[r - r0] = tile(ctx, rows ? rows[r] : r, cols, j0, len,
+          kv[r - r0] = tile(ctx, rows ? rows[r] : r, j0, len,
                             buf + (size_t)(r - r0) * TILE);
         tile_dot(kv, r1 - r0, len, A + j0, ncols, ncol, out + r0, ldo);
       }
@@ -280,20 +248,12 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
   }
 }
 
-void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
-                     const int *cols, int ncols, const double *A, int ncol,
-                     double *out, int ldo, int nthreads)
-{
-  block_product(block_tile, op, op->x1->d, rows, nrows, cols, ncols, A, ncol,
-                out, ldo, nthreads);
-}
-
 void kernel_op_row_values(const kernel_op *op, int i, double *out)
 {
   const int n2 = op->x2->n;
   for (int j0 = 0; j0 < n2; j0 += TILE) {
     const int len = n2 - j0 < TILE ? n2 - j0 : TILE;
-    const double *v = block_tile(op, i, NULL, j0, len, out + j0);
+    const double *v = block_tile(op, i, j0, len, out + j0);
     if (v != out + j0) memcpy(out + j0, v, sizeof(double) * (size_t)len);
   }
 }
@@ -302,7 +262,71 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads)
 {
-  kernel_op_block(op, rows, nrows, NULL, op->x2->n, A, ncol, out, ldo, nthreads);
+  block_product(block_tile, op, op->x1->d, rows, nrows, op->x2->n, A, ncol,
+                out, ldo, nthreads);
+}
+
+/* out[t + c ldo] += sum_q kv[q][t] U[q + c ldu] over the q < 4 rows of a
+ * group (q in order, one multiply-add each), t < len, for columns c < ncol,
+ * four columns at a time while four remain (each kernel value loaded once
+ * for four of them) and then one at a time, with the same arithmetic for
+ * every entry either way.  Rows past nq read as zero. */
+SDDGP_HOT
+static void rows_t_group(const double *const *kv, const double *U, int ldu,
+                         int nq, int ncol, int len, double *out, int ldo)
+{
+  const double *k0 = kv[0], *k1 = kv[1], *k2 = kv[2], *k3 = kv[3];
+  double u[4][4];
+  int c = 0;
+  for (; c + 4 <= ncol; c += 4) {
+    for (int q = 0; q < 4; q++)
+      for (int e = 0; e < 4; e++) u[e][q] = q < nq ? U[q + (size_t)(c + e) * ldu] : 0.0;
+    double *o0 = out + (size_t)c * ldo, *o1 = o0 + ldo, *o2 = o1 + ldo, *o3 = o2 + ldo;
+    #pragma omp simd
+    for (int t = 0; t < len; t++) {
+      const double r0 = k0[t], r1 = k1[t], r2 = k2[t], r3 = k3[t];
+      o0[t] = o0[t] + r0 * u[0][0] + r1 * u[0][1] + r2 * u[0][2] + r3 * u[0][3];
+      o1[t] = o1[t] + r0 * u[1][0] + r1 * u[1][1] + r2 * u[1][2] + r3 * u[1][3];
+      o2[t] = o2[t] + r0 * u[2][0] + r1 * u[2][1] + r2 * u[2][2] + r3 * u[2][3];
+      o3[t] = o3[t] + r0 * u[3][0] + r1 * u[3][1] + r2 * u[3][2] + r3 * u[3][3];
+    }
+  }
+  for (; c < ncol; c++) {
+    for (int q = 0; q < 4; q++) u[0][q] = q < nq ? U[q + (size_t)c * ldu] : 0.0;
+    double *o = out + (size_t)c * ldo;
+    #pragma omp simd
+    for (int t = 0; t < len; t++)
+      o[t] = o[t] + k0[t] * u[0][0] + k1[t] * u[0][1] + k2[t] * u[0][2] + k3[t] * u[0][3];
+  }
+}
+
+void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
+                      const double *U, int ncol, double *out, int ldo,
+                      int nthreads)
+{
+  static const double zeros[TILE] = {0.0};
+  const int n2 = op->x2->n, ntiles = (n2 + TILE - 1) / TILE;
+  const double work = (double)nrows * n2 * (op->x1->d + ncol);
+  /* Threads split x2 into tiles: each output entry is summed by one thread,
+   * over the rows in order. */
+  #pragma omp parallel num_threads(nthreads) if (ntiles > 1 && work > 1e6)
+  {
+    double buf[4 * TILE];
+    #pragma omp for schedule(static)
+    for (int g = 0; g < ntiles; g++) {
+      const int j0 = g * TILE, len = n2 - j0 < TILE ? n2 - j0 : TILE;
+      for (int c = 0; c < ncol; c++)
+        memset(out + j0 + (size_t)c * ldo, 0, sizeof(double) * (size_t)len);
+      for (int r0 = 0; r0 < nrows; r0 += 4) {
+        const int nq = nrows - r0 < 4 ? nrows - r0 : 4;
+        const double *kv[4];
+        for (int q = 0; q < 4; q++)
+          kv[q] = q < nq ? block_tile(op, rows[r0 + q], j0, len, buf + (size_t)q * TILE)
+                         : zeros;
+        rows_t_group(kv, U + r0, nrows, nq, ncol, len, out + j0, ldo);
+      }
+    }
+  }
 }
 
 /* Columns j0..j1-1 of K(p1, p2) into the same places of out.  Column j is
@@ -324,7 +348,7 @@ static void block_columns(const kernel *k, const points *p1, const points *p2,
       for (int j = g; j < g1; j++) {
         const size_t at = (size_t)j * n1 + i0;
         if (single) {
-          sq_dist_points32(p2, j, p1, NULL, i0, len, (float *)out + at);
+          sq_dist_points32(p2, j, p1, i0, len, (float *)out + at);
           kernel_apply32(k, (float *)out + at, len);
         } else {
           block_sq_dist(p2, j, p1, i0, len, (double *)out + at);

@@ -1,7 +1,7 @@
 /* The one place kernel values are computed: products of kernel blocks with
- * dense matrices, K[rows, :] A, evaluated tile by tile so that no n x n
- * matrix is ever stored.  Every solver and every prediction goes through
- * here.
+ * dense matrices, K[rows, :] A and its transpose K[rows, :]' U, evaluated
+ * tile by tile so that no n x n matrix is ever stored.  Every solver and
+ * every prediction goes through here.
  *
  * Points are column-major n x d arrays already divided by their length
  * scales (kernel_scale_points).  Each output row is computed by exactly one
@@ -42,37 +42,34 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads);
 
-/* The general block K[rows, cols] A:
- *   out[r + c*ldo] = sum_j K(x1[rows[r]], x2[cols[j]]) A[j + c*ncols]
- * for r < nrows, c < ncol; rows == NULL means rows 0..nrows-1 and
- * cols == NULL means all of x2 (ncols = x2->n).  With rows == NULL it is the
- * product with kernel *columns* K[:, cols] A, which with x1 == x2 is the
- * transpose of a row block (a primal gradient's K_I' u).  Columns may
- * repeat.  The cache supplies the values whenever op has one.  Same tiling
- * and sums as kernel_op_rows, so bitwise identical for any thread count and
- * for the cached and the on-the-fly kernel. */
-void kernel_op_block(const kernel_op *op, const int *rows, int nrows,
-                     const int *cols, int ncols, const double *A, int ncol,
-                     double *out, int ldo, int nthreads);
+/* The transpose of a row block, K[rows, :]' U:
+ *   out[j + c*ldo] = sum_r K(x1[rows[r]], x2[j]) U[r + c*nrows]
+ * for j < x2->n, c < ncol.  With x1 == x2 this is the product with kernel
+ * *columns* K[:, rows] U (a primal gradient's K_I' u), read from the
+ * rows of a cache rather than gathered down its columns.  Rows may repeat.
+ * Each entry of out is summed by one thread over r in order, so the bits
+ * do not depend on the thread count, nor on whether the kernel is cached. */
+void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
+                      const double *U, int ncol, double *out, int ldo,
+                      int nthreads);
 
 /* Row i of the block itself, K(x1[i], x2[j]) for all j, into out: the
  * values the products above multiply (cache or on the fly, either
  * precision), a tile at a time on the calling thread. */
 void kernel_op_row_values(const kernel_op *op, int i, double *out);
 
-/* The tiled product behind kernel_op_block, for any matrix M whose entries
+/* The tiled product behind kernel_op_rows, for any matrix M whose entries
  * can be produced a row tile at a time (kernel values, random features):
- *   out[r + c*ldo] = sum_j M[rows[r], cols[j]] A[j + c*ncols]
- * with the same tiling, summation order and thread-count independence.
- * tile() returns M[i, cols[j0..j0+len-1]] (or M[i, j0..j0+len-1] when cols
- * is NULL), computed into buf (room for len values) or pointing into
- * storage of its own; entry_cost is about the flops of one entry, to decide
- * whether threads pay. */
-typedef const double *(*block_tile_fn)(const void *ctx, int i, const int *cols,
-                                       int j0, int len, double *buf);
+ *   out[r + c*ldo] = sum_j M[rows[r], j] A[j + c*ncols]
+ * for j < ncols, with the same tiling, summation order and thread-count
+ * independence.  tile() returns M[i, j0..j0+len-1], computed into buf
+ * (room for len values) or pointing into storage of its own; entry_cost is
+ * about the flops of one entry, to decide whether threads pay. */
+typedef const double *(*block_tile_fn)(const void *ctx, int i, int j0, int len,
+                                       double *buf);
 void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
-                   const int *rows, int nrows, const int *cols, int ncols,
-                   const double *A, int ncol, double *out, int ldo, int nthreads);
+                   const int *rows, int nrows, int ncols, const double *A,
+                   int ncol, double *out, int ldo, int nthreads);
 
 /* The dense block K(p1, p2) into out (p1->n x p2->n, column-major): the
  * cache, the exact solver and the marginal likelihood on small subsets. */
@@ -83,7 +80,7 @@ void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,
  * (NULL for none; iteration 0, no residuals) between slabs, so Ctrl-C is
  * answered while a matrix of billions of entries is filled.  out is a
  * double array, or with single a float array computed from the points'
- * x32.  The values are those kernel_op_block uses.  Returns non-zero if
+ * x32.  The values are those kernel_op_rows uses.  Returns non-zero if
  * the callback asked to stop. */
 int kernel_block_build(const kernel *k, const points *p1, const points *p2,
                        int single, void *out, int nthreads,

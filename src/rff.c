@@ -66,13 +66,12 @@ static inline void scaled_cos(double scale, double *v, int len)
 
 /* Features j0..j0+len-1 at point i. */
 SDDGP_HOT
-static const double *features_of_point(const void *ctx, int i, const int *cols,
-                                       int j0, int len, double *buf)
+static const double *features_of_point(const void *ctx, int i, int j0, int len,
+                                       double *buf)
 {
   const feature_source *src = ctx;
   const rff *f = src->f;
   const points *p = src->p;
-  (void)cols;
   memcpy(buf, f->phase + j0, sizeof(double) * (size_t)len);
   for (int c = 0; c < f->d; c++) {
     const double xi = p->x[i + (size_t)c * p->n];
@@ -88,13 +87,12 @@ static const double *features_of_point(const void *ctx, int i, const int *cols,
 
 /* Feature j at points i0..i0+len-1. */
 SDDGP_HOT
-static const double *feature_at_points(const void *ctx, int j, const int *cols,
-                                       int i0, int len, double *buf)
+static const double *feature_at_points(const void *ctx, int j, int i0, int len,
+                                       double *buf)
 {
   const feature_source *src = ctx;
   const rff *f = src->f;
   const points *p = src->p;
-  (void)cols;
   for (int t = 0; t < len; t++) buf[t] = f->phase[j];
   for (int c = 0; c < f->d; c++) {
     const double om = f->omega[j + (size_t)c * f->m];
@@ -113,16 +111,16 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads)
 {
   const feature_source src = {f, p};
-  block_product(features_of_point, &src, FEATURE_COST(f), NULL, p->n, NULL,
-                f->m, W, ncol, out, ldo, nthreads);
+  block_product(features_of_point, &src, FEATURE_COST(f), NULL, p->n, f->m, W,
+                ncol, out, ldo, nthreads);
 }
 
 void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
                  double *out, int nthreads)
 {
   const feature_source src = {f, p};
-  block_product(feature_at_points, &src, FEATURE_COST(f), NULL, f->m, NULL,
-                p->n, A, ncol, out, f->m, nthreads);
+  block_product(feature_at_points, &src, FEATURE_COST(f), NULL, f->m, p->n, A,
+                ncol, out, f->m, nthreads);
 }
 
 /* Rows of Phi(p) are computed a chunk of features at a time by the same
@@ -141,7 +139,7 @@ void rff_features(const rff *f, const points *p, int i0, int i1, double *out,
     double buf[FEATURE_CHUNK];
     for (int j0 = 0; j0 < f->m; j0 += FEATURE_CHUNK) {
       const int len = f->m - j0 < FEATURE_CHUNK ? f->m - j0 : FEATURE_CHUNK;
-      features_of_point(&src, i, NULL, j0, len, buf);
+      features_of_point(&src, i, j0, len, buf);
       for (int t = 0; t < len; t++) out[i + (size_t)(j0 + t) * ldo] = buf[t];
     }
   }

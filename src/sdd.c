@@ -158,7 +158,7 @@ static void gradient(sdd_work *w, int t)
         const size_t i = w->idx[j] + (size_t)c * n;
         w->rows[j + (size_t)c * B] -= w->rhs[i] - (breg ? breg[i] : 0.0);
       }
-    kernel_op_block(w->K, NULL, n, w->idx, B, w->rows, nrhs, w->grad, n, nth);
+    kernel_op_rows_t(w->K, w->idx, B, w->rows, nrhs, w->grad, n, nth);
     /* Regulariser: L L' (diag(noise) alpha - b_reg) / n. */
     memset(w->tmp, 0, sizeof(double) * (size_t)n * nrhs);
     add_residual(w, w->tmp, breg, 1.0);

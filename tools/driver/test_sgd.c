@@ -1,6 +1,6 @@
 /* Driver checks of the gradient estimators that share SDD's loop (the SGD
  * baseline of Lin et al. 2023 and the SDD paper's ablations, src/sdd.c),
- * of the kernel-column product kernel_op_block (src/block.c) and of the
+ * of the kernel-column product kernel_op_rows_t (src/block.c) and of the
  * per-step random features (src/rff.c).
  *
  * The truth is written out here: naive loops over an explicit kernel
@@ -19,27 +19,26 @@
 #include "../../src/rng.h"
 #include "../../src/sdd.h"
 
-/* Largest |out - naive K[rows, cols] A| / max(1, |naive|); K is n1 x n2. */
-static double block_error(const double *out, int ldo, const double *K, int n1,
-                          const int *rows, int nrows, const int *cols,
-                          int ncols, const double *A, int ncol)
+/* Largest |out - naive K[rows, :]' U| / max(1, |naive|); K is n1 x n2,
+ * out is n2 x ncol. */
+static double rows_t_error(const double *out, int ldo, const double *K, int n1,
+                           int n2, const int *rows, int nrows, const double *U,
+                           int ncol)
 {
   double maxerr = 0.0;
   for (int c = 0; c < ncol; c++)
-    for (int r = 0; r < nrows; r++) {
-      const int i = rows ? rows[r] : r;
+    for (int j = 0; j < n2; j++) {
       double s = 0.0;
-      for (int j = 0; j < ncols; j++)
-        s += K[i + (size_t)cols[j] * n1] * A[j + (size_t)c * ncols];
-      maxerr = fmax(maxerr, fabs(out[r + (size_t)c * ldo] - s) / fmax(1.0, fabs(s)));
+      for (int r = 0; r < nrows; r++)
+        s += K[rows[r] + (size_t)j * n1] * U[r + (size_t)c * nrows];
+      maxerr = fmax(maxerr, fabs(out[j + (size_t)c * ldo] - s) / fmax(1.0, fabs(s)));
     }
   return maxerr;
 }
 
-static void test_block_columns(void)
+static void test_rows_t(void)
 {
-  const int n = quick ? 150 : 600, d = 3, ncols = quick ? 90 : 400, ncol = 2;
-  const int nrows = 37, m = 29;
+  const int n = quick ? 150 : 600, d = 3, m = 29;
   const kernel k = {KERNEL_MATERN52, 0.9};
   double *x = random_points(n, d, 2.0), *xt = random_points(m, d, 2.0);
   const points p = {x, n, d, NULL}, pt = {xt, m, d, NULL};
@@ -47,61 +46,47 @@ static void test_block_columns(void)
   double *Kt = naive_kernel_matrix(&k, xt, m, x, n, d);
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  double *A = random_matrix(ncols, ncol);
-  int *cols = xmalloc(sizeof(int) * (size_t)ncols), rows[37];
-  for (int j = 0; j < ncols; j++) cols[j] = (int)(test_unif() * n);
-  cols[1] = cols[0]; /* repeated columns add up */
-  for (int r = 0; r < nrows; r++) rows[r] = (int)(test_unif() * n);
   const kernel_op fly = {&k, &p, &p, NULL, 0, NULL}, cached = {&k, &p, &p, Kc, 0, NULL};
   const kernel_op test = {&k, &pt, &p, NULL, 0, NULL};
-  double *o1 = dalloc((size_t)n * ncol), *o2 = dalloc((size_t)n * ncol);
-  double *o3 = dalloc((size_t)n * ncol);
-
-  /* K[:, cols] A: every row, gathered columns. */
-  kernel_op_block(&fly, NULL, n, cols, ncols, A, ncol, o1, n, 1);
-  CHECK(block_error(o1, n, K, n, NULL, n, cols, ncols, A, ncol) < 1e-12,
-        "K[:, cols] A vs naive: %g",
-        block_error(o1, n, K, n, NULL, n, cols, ncols, A, ncol));
-  kernel_op_block(&fly, NULL, n, cols, ncols, A, ncol, o2, n, 2);
-  CHECK(memcmp(o1, o2, sizeof(double) * (size_t)n * ncol) == 0,
-        "K[:, cols] A differs between 1 and 2 threads");
-  kernel_op_block(&cached, NULL, n, cols, ncols, A, ncol, o3, n, 2);
-  CHECK(memcmp(o1, o3, sizeof(double) * (size_t)n * ncol) == 0,
-        "K[:, cols] A: cached and on-the-fly kernel differ in the bits");
-
-  /* K[rows, cols] A, with and without the cache. */
-  kernel_op_block(&fly, rows, nrows, cols, ncols, A, ncol, o1, nrows, 1);
-  kernel_op_block(&cached, rows, nrows, cols, ncols, A, ncol, o2, nrows, 2);
-  CHECK(block_error(o1, nrows, K, n, rows, nrows, cols, ncols, A, ncol) < 1e-12,
-        "K[rows, cols] A vs naive");
-  CHECK(memcmp(o1, o2, sizeof(double) * (size_t)nrows * ncol) == 0,
-        "K[rows, cols] A: cached (2 threads) and on-the-fly (1) differ");
-  /* Each row agrees to the bit with the same row of K[:, cols] A. */
-  {
-    int same = 1;
-    kernel_op_block(&fly, NULL, n, cols, ncols, A, ncol, o3, n, 1);
-    for (int c = 0; c < ncol; c++)
-      for (int r = 0; r < nrows; r++)
-        if (o1[r + (size_t)c * nrows] != o3[rows[r] + (size_t)c * n]) same = 0;
-    CHECK(same, "K[rows, cols] A rows differ from those of K[:, cols] A");
-  }
-
-  /* Test points against gathered training columns. */
-  kernel_op_block(&test, NULL, m, cols, ncols, A, ncol, o1, m, 2);
-  CHECK(block_error(o1, m, Kt, m, NULL, m, cols, ncols, A, ncol) < 1e-12,
-        "K(test, x[cols]) A vs naive");
-
-  /* cols = NULL is kernel_op_rows. */
-  {
-    double *B = random_matrix(n, ncol);
-    kernel_op_block(&fly, rows, nrows, NULL, n, B, ncol, o1, nrows, 2);
-    kernel_op_rows(&fly, rows, nrows, B, ncol, o2, nrows, 2);
-    CHECK(memcmp(o1, o2, sizeof(double) * (size_t)nrows * ncol) == 0,
-          "kernel_op_block(cols = NULL) differs from kernel_op_rows");
-    free(B);
-  }
-  free(x); free(xt); free(K); free(Kt); free(Kc); free(A); free(cols);
-  free(o1); free(o2); free(o3);
+  /* Row counts that leave 0-3 rows for the last group; column counts that
+   * take the one-column path alone and both paths. */
+  const int nrows_list[] = {37, 40, 3}, ncol_list[] = {1, 6, 70};
+  for (int a = 0; a < 3; a++)
+    for (int b = 0; b < 3; b++) {
+      const int nrows = nrows_list[a], ncol = ncol_list[b];
+      int *rows = xmalloc(sizeof(int) * (size_t)nrows), *trows = xmalloc(sizeof(int) * (size_t)nrows);
+      for (int r = 0; r < nrows; r++) {
+        rows[r] = (int)(test_unif() * n);
+        trows[r] = (int)(test_unif() * m);
+      }
+      rows[nrows - 1] = rows[0]; /* repeated rows add up */
+      double *U = random_matrix(nrows, ncol);
+      double *o1 = dalloc((size_t)n * ncol), *o2 = dalloc((size_t)n * ncol);
+      double *o3 = dalloc((size_t)n * ncol);
+      kernel_op_rows_t(&fly, rows, nrows, U, ncol, o1, n, 1);
+      const double err = rows_t_error(o1, n, K, n, n, rows, nrows, U, ncol);
+      CHECK(err < 1e-12, "K[rows, ]' U (%d rows, %d columns) vs naive: %g", nrows, ncol, err);
+      kernel_op_rows_t(&fly, rows, nrows, U, ncol, o2, n, 2);
+      CHECK(memcmp(o1, o2, sizeof(double) * (size_t)n * ncol) == 0,
+            "K[rows, ]' U (%d rows, %d columns) differs between 1 and 2 threads", nrows, ncol);
+      kernel_op_rows_t(&cached, rows, nrows, U, ncol, o3, n, 2);
+      CHECK(memcmp(o1, o3, sizeof(double) * (size_t)n * ncol) == 0,
+            "K[rows, ]' U (%d rows, %d columns): cached and on-the-fly differ", nrows, ncol);
+      /* Each column of the result has the same bits on its own. */
+      if (ncol > 1) {
+        double *one = dalloc(n);
+        kernel_op_rows_t(&fly, rows, nrows, U + (size_t)(ncol - 1) * nrows, 1, one, n, 2);
+        CHECK(memcmp(one, o1 + (size_t)(ncol - 1) * n, sizeof(double) * (size_t)n) == 0,
+              "K[rows, ]' U: column %d alone differs from within %d columns", ncol - 1, ncol);
+        free(one);
+      }
+      /* Rows from other points (test points against the training points). */
+      kernel_op_rows_t(&test, trows, nrows, U, ncol, o1, n, 2);
+      CHECK(rows_t_error(o1, n, Kt, m, n, trows, nrows, U, ncol) < 1e-12,
+            "K(test[rows], x)' U vs naive");
+      free(rows); free(trows); free(U); free(o1); free(o2); free(o3);
+    }
+  free(x); free(xt); free(K); free(Kt); free(Kc);
 }
 
 /* Phi(x) (n x m) with phi_j(x) = scale cos(omega_j' x + phase_j), naively. */
@@ -378,8 +363,8 @@ static double knorm_error(const hand_problem *hp, const double *alpha,
 
 void test_sgd(void)
 {
-  section("(g) kernel_op_block: products with kernel columns");
-  test_block_columns();
+  section("(g) kernel_op_rows_t: products with kernel columns");
+  test_rows_t();
   section("(h) per-step random features");
   test_step_features();
   section("(i) sdd_solve's other estimators (SGD, ablations)");

@@ -92,11 +92,12 @@ static void test_single_operator(void)
     CHECK(memcmp(o1, o3, sizeof(double) * (size_t)nrows * ncol) == 0,
           "family %d single: cached and on-the-fly rows differ in the bits", f);
 
-    /* Column block K[:, rows] A[rows, ] (the gathered path), both sources. */
+    /* Column block K[:, rows] A[rows, ] (the transposed product), both
+     * sources. */
     double *Ac = random_matrix(nrows, ncol);
     double *c1 = dalloc((size_t)n * ncol), *c2 = dalloc((size_t)n * ncol);
-    kernel_op_block(&fly, NULL, n, rows, nrows, Ac, ncol, c1, n, 2);
-    kernel_op_block(&cached, NULL, n, rows, nrows, Ac, ncol, c2, n, 1);
+    kernel_op_rows_t(&fly, rows, nrows, Ac, ncol, c1, n, 2);
+    kernel_op_rows_t(&cached, rows, nrows, Ac, ncol, c2, n, 1);
     double num = 0.0, den = 0.0;
     for (int c = 0; c < ncol; c++)
       for (int i = 0; i < n; i++) {

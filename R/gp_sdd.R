@@ -310,8 +310,10 @@ print.sddgp <- function(x, digits = 4, ...) {
                 x$estimation$subset_size, paste(x$estimation$estimated, collapse = ", ")))
   }
   if (x$iterations > 0L) {
-    cat(sprintf("  %d iterations in %.1f s; relative residual %s\n", x$iterations,
-                x$seconds, format(final_residual(x), digits = 3)))
+    # Why a run stopped, when it was not the iteration count.
+    why <- if (x$status %in% c("tolerance", "time limit")) sprintf(" (%s)", x$status) else ""
+    cat(sprintf("  %d iterations in %.1f s%s; relative residual %s\n", x$iterations,
+                x$seconds, why, format(final_residual(x), digits = 3)))
   }
   invisible(x)
 }

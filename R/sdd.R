@@ -100,6 +100,13 @@
 #' @param tolerance Stop early once the estimated relative residual
 #'   \eqn{\|(K + \lambda I)\bar\alpha - b\| / \|b\|} of every system is below
 #'   this; 0 never stops early.
+#' @param time_limit Stop once the iterations have run this many seconds
+#'   (wall time; estimation, the kernel cache and the prior draws are not
+#'   counted), keeping the averaged iterate reached, with status
+#'   `"time limit"`; `Inf` for no limit. How many steps fit depends on the
+#'   machine and its load, so such a fit is reproduced by its recorded
+#'   `iterations`, not by the limit (give `averaging_rate` too, whose
+#'   default depends on `iterations`).
 #' @param check_every Iterations between residual estimates (the convergence
 #'   trace, divergence checks and the `tolerance` stop).
 #' @param probe_size Random rows used by each residual estimate.
@@ -143,15 +150,15 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
                         objective = c("dual", "primal"),
                         estimator = c("coordinates", "features", "coordinates_kalpha"),
                         estimator_features = 100,
-                        tolerance = 0, check_every = 100, probe_size = 256,
-                        step_fraction = 0.8, trace_every = NULL, trace_at = NULL,
+                        tolerance = 0, time_limit = Inf, check_every = 100,
+                        probe_size = 256, step_fraction = 0.8, trace_every = NULL, trace_at = NULL,
                         reference = NULL, test_x = NULL, test_y = NULL,
                         features = 2000,
                         cache = c("auto", "always", "never"), cache_limit = 2e9,
                         precision = c("double", "single")) {
   loop <- loop_settings(iterations, batch_size, momentum, averaging, averaging_rate,
-                        averaging_start, batch_sampling, tolerance, check_every,
-                        probe_size, cache, cache_limit, precision)
+                        averaging_start, batch_sampling, tolerance, time_limit,
+                        check_every, probe_size, cache, cache_limit, precision)
   if (!is.null(step_size)) check_number(step_size, "step_size", lower = 0, lower_open = TRUE)
   if (!is.null(step_size_samples)) {
     check_number(step_size_samples, "step_size_samples", lower = 0, lower_open = TRUE)
@@ -182,7 +189,7 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
            "batch_sampling")],
     list(objective = objective, estimator = estimator,
          estimator_features = as.integer(estimator_features)),
-    loop[c("tolerance", "check_every", "probe_size")],
+    loop[c("tolerance", "time_limit", "check_every", "probe_size")],
     list(step_fraction = step_fraction, trace = trace),
     loop[c("cache", "cache_limit", "precision")]),
     features)
@@ -191,8 +198,8 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
 # The validated settings of the shared SDD/SGD loop that sdd_control() and
 # sgd_control() have in common.
 loop_settings <- function(iterations, batch_size, momentum, averaging, averaging_rate,
-                          averaging_start, batch_sampling, tolerance, check_every,
-                          probe_size, cache, cache_limit, precision) {
+                          averaging_start, batch_sampling, tolerance, time_limit,
+                          check_every, probe_size, cache, cache_limit, precision) {
   check_number(iterations, "iterations", lower = 1, upper = .Machine$integer.max,
                integer = TRUE)
   check_number(batch_size, "batch_size", lower = 1, upper = .Machine$integer.max,
@@ -208,6 +215,9 @@ loop_settings <- function(iterations, batch_size, momentum, averaging, averaging
   }
   batch_sampling <- choose_one(batch_sampling, "batch_sampling", c("uniform", "permutation"))
   check_number(tolerance, "tolerance", lower = 0, upper = 1)
+  if (!identical(time_limit, Inf)) {
+    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
+  }
   check_number(check_every, "check_every", lower = 1, upper = .Machine$integer.max,
                integer = TRUE)
   check_number(probe_size, "probe_size", lower = 1, upper = 1e6, integer = TRUE)
@@ -215,6 +225,7 @@ loop_settings <- function(iterations, batch_size, momentum, averaging, averaging
          momentum = momentum, averaging = averaging, averaging_rate = averaging_rate,
          averaging_start = if (!is.null(averaging_start)) as.integer(averaging_start),
          batch_sampling = batch_sampling, tolerance = tolerance,
+         time_limit = as.numeric(time_limit),
          check_every = as.integer(check_every), probe_size = as.integer(probe_size)),
     kernel_settings(cache, cache_limit, precision))
 }

@@ -61,14 +61,14 @@ sgd_control <- function(iterations = 10000, batch_size = 512, step_size = 0.5,
                         averaging_rate = NULL, averaging_start = NULL,
                         batch_sampling = c("uniform", "permutation"),
                         regularizer_features = 100, clip = 0.1, tolerance = 0,
-                        check_every = 100, probe_size = 256, trace_every = NULL,
+                        time_limit = Inf, check_every = 100, probe_size = 256, trace_every = NULL,
                         trace_at = NULL, reference = NULL, test_x = NULL,
                         test_y = NULL, features = 2000,
                         cache = c("auto", "always", "never"), cache_limit = 2e9,
                         precision = c("double", "single")) {
   loop <- loop_settings(iterations, batch_size, momentum, averaging, averaging_rate,
-                        averaging_start, batch_sampling, tolerance, check_every,
-                        probe_size, cache, cache_limit, precision)
+                        averaging_start, batch_sampling, tolerance, time_limit,
+                        check_every, probe_size, cache, cache_limit, precision)
   check_number(step_size, "step_size", lower = 0, lower_open = TRUE)
   if (!is.null(step_size_samples)) {
     check_number(step_size_samples, "step_size_samples", lower = 0, lower_open = TRUE)
@@ -85,7 +85,7 @@ sgd_control <- function(iterations = 10000, batch_size = 512, step_size = 0.5,
     loop[c("momentum", "averaging", "averaging_rate", "averaging_start",
            "batch_sampling")],
     list(regularizer_features = as.integer(regularizer_features), clip = clip),
-    loop[c("tolerance", "check_every", "probe_size")],
+    loop[c("tolerance", "time_limit", "check_every", "probe_size")],
     list(trace = trace),
     loop[c("cache", "cache_limit", "precision")]),
     features)

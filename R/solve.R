@@ -64,7 +64,7 @@ run_solver <- function(solver, problem, control, threads, state = NULL) {
 # fields of the divergence error.
 solver_status <- function(res, solver, advice, ...) {
   status <- c("iterations", "tolerance", "diverged", "interrupted",
-              "out of memory")[res$status + 1L]
+              "out of memory", "time limit")[res$status + 1L]
   label <- toupper(solver)
   if (status == "diverged") {
     sddgp_abort(sprintf("%s diverged after %d iterations: the iterates blew up. %s",

@@ -333,15 +333,20 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
     rhs_norm[c] = ss > 0 ? sqrt(ss) : 1.0;
   }
 
+  const double started = omp_get_wtime();
   for (t = 0; t < opt->iterations; t++) {
     if (batched) draw_batch(opt, n, B, t, w.perm, w.idx);
     gradient(&w, t);
     update(&w, mom, alpha_bar, averaging_rate(opt, t + 1));
     *iterations_done = t + 1;
 
+    /* A run stopped by its time limit probes its last step like a
+     * complete one, so the trace ends with the residual handed back. */
+    const int out_of_time = opt->time_limit > 0 &&
+                            omp_get_wtime() - started >= opt->time_limit;
     const int probe_now = opt->check_every > 0 &&
                           ((t + 1) % opt->check_every == 0 ||
-                           t + 1 == opt->iterations);
+                           t + 1 == opt->iterations || out_of_time);
     while (next_metric < mt->n_at && mt->at[next_metric] < t + 1) next_metric++;
     const int metric_now = next_metric < mt->n_at && mt->at[next_metric] == t + 1;
     if (!probe_now && !metric_now) {
@@ -381,6 +386,10 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
     }
     if (below) {
       status = SOLVER_TOLERANCE;
+      break;
+    }
+    if (out_of_time && t + 1 < opt->iterations) {
+      status = SOLVER_TIME_LIMIT;
       break;
     }
   }

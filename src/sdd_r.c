@@ -67,6 +67,7 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
   opt.check_every = Rf_asInteger(glue_list_get(control, "check_every"));
   opt.probe_size = Rf_asInteger(glue_list_get(control, "probe_size"));
   opt.tolerance = Rf_asReal(glue_list_get(control, "tolerance"));
+  opt.time_limit = Rf_asReal(glue_list_get(control, "time_limit"));
   opt.seed = glue_seed(seed);
   opt.nthreads = glue_threads(threads);
   points test_x;

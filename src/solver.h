@@ -12,7 +12,8 @@ typedef enum {
   SOLVER_TOLERANCE = 1, /* the stopping tolerance was reached */
   SOLVER_DIVERGED = 2,  /* non-finite or exploding iterates */
   SOLVER_STOPPED = 3,   /* the callback asked to stop (user interrupt) */
-  SOLVER_NO_MEMORY = 4
+  SOLVER_NO_MEMORY = 4,
+  SOLVER_TIME_LIMIT = 5 /* ran out of its time allowance */
 } solver_status;
 
 /* Called after every iteration.  `residuals` is NULL, or holds one

@@ -14,6 +14,7 @@ test_that("sdd_control() has the paper's defaults", {
   expect_null(ctl$averaging_rate)
   expect_equal(ctl$batch_sampling, "uniform")
   expect_equal(ctl$tolerance, 0)
+  expect_equal(ctl$time_limit, Inf)
   expect_identical(ctl$check_every, 100L)
   expect_identical(ctl$probe_size, 256L)
   expect_equal(ctl$step_fraction, 0.8)
@@ -42,6 +43,7 @@ test_that("every sdd_control() argument is validated with a classed error", {
     averaging_rate = list(0, -0.5, 1.5, NA, "0.1"),
     batch_sampling = list("random", NA, 2),
     tolerance = list(-1e-3, 2, NA, "0"),
+    time_limit = list(0, -1, NA, "60", c(1, 2), -Inf),
     check_every = list(0, 1.5, NA, -10),
     probe_size = list(0, 2.5, NA, 2e6),
     step_fraction = list(0, -0.5, 11, NA),
@@ -248,6 +250,38 @@ test_that("tolerance stops early and the trace estimates the true residual", {
   est <- short$trace$residual[3]
   expect_gt(est / true_res(short$alpha), 0.5)
   expect_lt(est / true_res(short$alpha), 2)
+})
+
+test_that("time_limit stops the iterations with the averaged iterate reached so far", {
+  d <- make_data(2000, 3, seed = 36)
+  ker <- matern(3/2, c(0.2, 0.3, 0.4), 1)
+  ctl <- function(iterations, limit = Inf) {
+    sdd_control(iterations = iterations, time_limit = limit, averaging_rate = 0.01,
+                step_size = 1, cache = "never", check_every = 1e5)
+  }
+  withr::local_seed(7)
+  fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, standardize = FALSE,
+                control = ctl(1e7, 0.3), threads = 1)
+  expect_equal(fit$status, "time limit")
+  expect_gt(fit$iterations, 0L)
+  expect_lt(fit$iterations, 1e7)
+  # The last step is probed, so the trace ends where the run stopped.
+  expect_equal(fit$trace$iteration[nrow(fit$trace)], fit$iterations)
+  expect_true(is.finite(fit$trace$residual[nrow(fit$trace)]))
+  expect_output(print(fit), "(time limit)", fixed = TRUE)
+  # It is the run of that many iterations, to the bit.
+  withr::local_seed(7)
+  same <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, standardize = FALSE,
+                 control = ctl(fit$iterations), threads = 1)
+  expect_equal(same$status, "iterations")
+  expect_identical(same$alpha, fit$alpha)
+  # SGD shares the loop and the limit.
+  sgd <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, standardize = FALSE,
+                solver = "sgd", control = sgd_control(iterations = 1e7, time_limit = 0.3,
+                                                      cache = "never", check_every = 1e5),
+                threads = 1)
+  expect_equal(sgd$status, "time limit")
+  expect_lt(sgd$iterations, 1e7)
 })
 
 test_that("an automatic step size that diverges is halved until the run is stable", {

@@ -675,6 +675,29 @@ void test_sdd(void)
   CHECK(st == SOLVER_MAX_ITER && done2 == 50,
         "permutation with B = n: status %d, %d iterations", (int)st, done2);
 
+  /* A time limit shorter than one step stops after the first, with that
+   * step's residuals probed and recorded; the first step is the same as a
+   * run of one iteration. */
+  {
+    cb_state tcb = {0, 0, 0, 0, 1, 1, nrhs};
+    opt.batch_size = 32;
+    opt.iterations = 50;
+    opt.time_limit = 1e-12;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1, count_callback, &tcb);
+    CHECK(st == SOLVER_TIME_LIMIT && done1 == 1,
+          "time limit: status %d after %d iterations, want TIME_LIMIT after 1",
+          (int)st, done1);
+    CHECK(tcb.calls == 1 && tcb.probes == 1, "time limit: %d calls, %d probes",
+          tcb.calls, tcb.probes);
+    opt.time_limit = 0.0; /* none */
+    opt.iterations = 1;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+    CHECK(st == SOLVER_MAX_ITER && done2 == 1 &&
+          memcmp(ab1, ab2, sizeof(double) * (size_t)n * nrhs) == 0,
+          "time limit: the first step differs from a one-step run");
+    opt.iterations = 50;
+  }
+
   /* A different seed gives a different (but also converged) answer. */
   opt.batch_sampling = SDD_BATCH_UNIFORM;
   opt.batch_size = 32;

@@ -8,10 +8,10 @@
 #' kernel matrix per step and never stores it, so `n` can be in the hundreds
 #' of thousands or more. `solver = "cholesky"` solves exactly (O(n^3) time,
 #' O(n^2) memory), which up to 5000 observations takes seconds and is the
-#' default there. With `samples > 0` the fit also holds posterior function samples by
-#' pathwise conditioning: prior draws from random Fourier features, each
-#' corrected by the solution of its own linear system (solved together with
-#' the mean's, sharing every kernel row).
+#' default there. With `samples > 0` the fit also holds posterior function
+#' samples by pathwise conditioning: prior draws from random Fourier
+#' features, each corrected by the solution of its own linear system (solved
+#' together with the mean's, sharing every kernel row).
 #'
 #' With `weights`, observation \eqn{i} has its own noise variance
 #' \eqn{\lambda / w_i} and the system becomes

@@ -221,11 +221,9 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
   for (int c = 0; c < ncol; c++)
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
 
-  /* Below about a millisecond of work a thread team costs more than it
-   * saves: idle threads spin-wait, which on a busy machine steals the cores
-   * the work needs. */
   const double work = (double)nrows * ncols * (entry_cost + ncol);
-  #pragma omp parallel num_threads(nthreads) if (nchunks > 1 && work > 1e6)
+  #pragma omp parallel num_threads(nthreads) \
+      if (nchunks > 1 && work > PARALLEL_MIN_WORK)
   {
     double buf[ROW_CHUNK * TILE];
     /* A chunk of rows is the unit of work: one thread owns each row and adds
@@ -309,7 +307,8 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
   const double work = (double)nrows * n2 * (op->x1->d + ncol);
   /* Threads split x2 into tiles: each output entry is summed by one thread,
    * over the rows in order. */
-  #pragma omp parallel num_threads(nthreads) if (ntiles > 1 && work > 1e6)
+  #pragma omp parallel num_threads(nthreads) \
+      if (ntiles > 1 && work > PARALLEL_MIN_WORK)
   {
     double buf[4 * TILE];
     #pragma omp for schedule(static)
@@ -334,13 +333,13 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
  * A chunk of ROW_CHUNK columns is computed tile by tile of p1, so that the
  * tile's coordinates (TILE x d) are read from memory once per chunk rather
  * than once per column (at d = 80 a build ran 1.4 times as fast).  Small
- * blocks run on one thread, for the reason given in block_product. */
+ * blocks run on one thread (PARALLEL_MIN_WORK). */
 static void block_columns(const kernel *k, const points *p1, const points *p2,
                           int j0, int j1, int single, void *out, int nthreads)
 {
   const int n1 = p1->n;
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
-      if ((double)(j1 - j0) * n1 * (p1->d + 1) > 1e6)
+      if ((double)(j1 - j0) * n1 * (p1->d + 1) > PARALLEL_MIN_WORK)
   for (int g = j0; g < j1; g += ROW_CHUNK) {
     const int g1 = j1 - g < ROW_CHUNK ? j1 : g + ROW_CHUNK;
     for (int i0 = 0; i0 < n1; i0 += TILE) {

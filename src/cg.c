@@ -30,7 +30,7 @@ static void cross_products(const double *A, int ka, const double *B, int kb,
 {
   const size_t nout = (size_t)ka * kb;
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
-      if ((double)nout * n > 1e6)
+      if ((double)nout * n > PARALLEL_MIN_WORK)
   for (size_t e = 0; e < nout; e++)
     out[e] = dot(A + (size_t)(e % ka) * n, B + (size_t)(e / ka) * n, n);
 }
@@ -117,7 +117,7 @@ static void woodbury_apply(const woodbury *w, const double *R, int ncol,
   cross_products(w->S, k, R, ncol, n, w->T, nthreads);
   dpotrs_("L", &k, &ncol, w->M, &k, w->T, &k, &info, 1);
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
-      if ((double)n * k * ncol > 1e6)
+      if ((double)n * k * ncol > PARALLEL_MIN_WORK)
   for (int i0 = 0; i0 < n; i0 += CG_CHUNK) {
     const int i1 = i0 + CG_CHUNK < n ? i0 + CG_CHUNK : n;
     for (int c = 0; c < ncol; c++) {

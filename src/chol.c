@@ -2,12 +2,11 @@
 #include <string.h>
 #include "chol.h"
 #include "lapack.h"
+#include "omp_compat.h"
 
 /* Rows and columns per block: a tile of the trailing update and the panel
  * slices it reads, 128 KB each, stay in a core's cache. */
 #define CHOL_BLOCK 128
-/* Below this many flops a thread team costs more than it saves. */
-#define CHOL_PARALLEL_WORK 1e6
 
 static int min_int(int a, int b) { return a < b ? a : b; }
 
@@ -30,7 +29,7 @@ static void update_rows(const char *trans_a, int rows, int ncol, int inner,
   const int transposed = *trans_a == 'T';
   const int nb = nblocks(rows);
   #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
-      if (nb > 1 && 2.0 * rows * ncol * inner > CHOL_PARALLEL_WORK)
+      if (nb > 1 && 2.0 * rows * ncol * inner > PARALLEL_MIN_WORK)
   for (int blk = 0; blk < nb; blk++) {
     const int r0 = blk * CHOL_BLOCK, h = min_int(CHOL_BLOCK, rows - r0);
     const double *ablk = transposed ? a + (size_t)r0 * lda : a + r0;
@@ -76,7 +75,7 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
 
     const int nb = nblocks(below);
     #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
-        if (nb > 1 && (double)below * w * w > CHOL_PARALLEL_WORK)
+        if (nb > 1 && (double)below * w * w > PARALLEL_MIN_WORK)
     for (int b = 0; b < nb; b++) {
       const int r0 = b * CHOL_BLOCK, h = min_int(CHOL_BLOCK, below - r0);
       dtrsm_("R", "L", "T", "N", &h, &w, &one, diag, &n, panel + r0, &n, 1, 1,
@@ -87,7 +86,7 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
     for (long t0 = 0; t0 < ntiles; t0 += CHOL_ROUND_TILES) {
       const long t1 = t0 + CHOL_ROUND_TILES < ntiles ? t0 + CHOL_ROUND_TILES : ntiles;
       #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
-          if (t1 - t0 > 1 && (double)below * w * CHOL_BLOCK > CHOL_PARALLEL_WORK)
+          if (t1 - t0 > 1 && (double)below * w * CHOL_BLOCK > PARALLEL_MIN_WORK)
       for (long t = t0; t < t1; t++) {
         int rb, cb;
         tile_position(t, nb, &rb, &cb);

@@ -19,7 +19,7 @@ static void update_nearest(const points *x, const points *cen, int t,
   /* One seed's work: a thread team pays off only for large n d, and the
    * seeding opens m of them. */
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
-      if (nchunks > 1 && (double)n * x->d > 1e6)
+      if (nchunks > 1 && (double)n * x->d > PARALLEL_MIN_WORK)
   for (int ch = 0; ch < nchunks; ch++) {
     double buf[KMEANS_CHUNK];
     const int i0 = ch * KMEANS_CHUNK;

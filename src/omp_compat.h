@@ -13,4 +13,10 @@
 #define omp_get_num_procs() 1
 #define omp_get_wtime() ((double)clock() / CLOCKS_PER_SEC)
 #endif
+
+/* Below about this much work (flops, or entries times their cost) a thread
+ * team costs more than it saves: idle threads spin-wait, which on a busy
+ * machine steals the cores the work needs.  Every parallel region of the
+ * core is conditional on it. */
+#define PARALLEL_MIN_WORK 1e6
 #endif

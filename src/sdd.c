@@ -334,6 +334,8 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   }
 
   const double started = omp_get_wtime();
+  /* The clock is read only when there is a limit. */
+  const int timed = opt->time_limit > 0 && isfinite(opt->time_limit);
   for (t = 0; t < opt->iterations; t++) {
     if (batched) draw_batch(opt, n, B, t, w.perm, w.idx);
     gradient(&w, t);
@@ -342,8 +344,7 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
 
     /* A run stopped by its time limit probes its last step like a
      * complete one, so the trace ends with the residual handed back. */
-    const int out_of_time = opt->time_limit > 0 &&
-                            omp_get_wtime() - started >= opt->time_limit;
+    const int out_of_time = timed && omp_get_wtime() - started >= opt->time_limit;
     const int probe_now = opt->check_every > 0 &&
                           ((t + 1) % opt->check_every == 0 ||
                            t + 1 == opt->iterations || out_of_time);

@@ -34,7 +34,9 @@ test_that("kernel-matrix products match the dense product", {
   x1 <- make_inputs(37, 2, seed = 73)
   x2 <- make_inputs(260, 2, seed = 74)
   ker <- matern(3/2, c(0.2, 0.4), 1.1)
-  for (ncol in c(1, 3, 4, 6)) {
+  # Up to 20 columns: the mean's layout, then groups of eight and the rest
+  # one at a time (37 rows: two whole chunks of 16 and a ragged one).
+  for (ncol in c(1, 3, 4, 6, 9, 20)) {
     A <- withr::with_seed(ncol, matrix(rnorm(260 * ncol), 260))
     KA <- function(precision) {
       .Call(sddgp:::C_kernel_matmul, sddgp:::scale_inputs(x1, ker),
@@ -46,6 +48,31 @@ test_that("kernel-matrix products match the dense product", {
     err <- max(abs(KA("single") - ref)) / max(abs(ref))
     expect_lt(err, 1e-6)
     expect_gt(err, 1e-12)
+  }
+})
+
+test_that("a column of a product has the same bits whatever columns come with it", {
+  # The mean with or without samples, and the first samples whatever their
+  # number: columns are summed in two layouts (groups of eight and single
+  # columns), which must agree to the bit.
+  x1 <- make_inputs(40, 3, seed = 78)
+  x2 <- make_inputs(700, 3, seed = 79)
+  ker <- matern(5/2, c(0.3, 0.5, 0.4), 0.9)
+  A <- withr::with_seed(80, matrix(rnorm(700 * 21), 700))
+  for (precision in c("double", "single")) {
+    KA <- function(cols) {
+      .Call(sddgp:::C_kernel_matmul, sddgp:::scale_inputs(x1, ker),
+            sddgp:::scale_inputs(x2, ker), sddgp:::kernel_spec(ker),
+            A[, cols, drop = FALSE], precision, 2L)
+    }
+    all_cols <- KA(1:21)
+    for (k in c(1, 2, 5, 9, 10, 17)) {
+      expect_identical(KA(seq_len(k)), all_cols[, seq_len(k), drop = FALSE],
+                       info = paste(precision, k))
+    }
+    # A sample column moved into a group of eight or out of it.
+    expect_identical(KA(c(1, 12))[, 2], all_cols[, 12], info = precision)
+    expect_identical(KA(c(1, 20, 3:9))[, 2], all_cols[, 20], info = precision)
   }
 })
 

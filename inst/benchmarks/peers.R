@@ -4,7 +4,7 @@
 # the exact GP on the largest random subset that fits the same time.
 #
 #   Rscript inst/benchmarks/peers.R [--n=100000] [--dims=8,26]
-#       [--methods=gpgp,sdd_double,sdd_single,lagp,exact]
+#       [--methods=gpgp,sdd_double,sdd_single,lagp,exact,lagp_budget]
 #       [--budget=SECONDS] [--out=inst/extdata/benchmarks/peers.csv]
 #
 # n training and 2000 test points per dimension d.  Resumable: one CSV row
@@ -30,15 +30,16 @@
 # the true hyperparameters, kernel on the fly) measures the time outside
 # the iterations and the prediction time, and the remainder of T is the
 # fit's time_limit.  laGP (its own local length scales, nugget the true noise ratio,
-# 2 OpenMP threads) predicts at all test points and its own time is
-# reported.  The exact GP uses the largest subset m whose Cholesky time,
+# 2 OpenMP threads) predicts at all test points with its default 50
+# neighbours (lagp), and its own time is reported; lagp_budget gives it the
+# neighbourhood size whose time fits T.  The exact GP uses the largest subset m whose Cholesky time,
 # scaled by m^3 from a 4000-point pilot, fits T (at most 20000 points and n).
 suppressPackageStartupMessages(library(sddgp))
 
 source(file.path("inst", "benchmarks", "options.R"))
 n <- as.integer(option("n", "100000"))
 dims <- as.integer(split_list(option("dims", "8,26")))
-known <- c("gpgp", "sdd_double", "sdd_single", "lagp", "exact")
+known <- c("gpgp", "sdd_double", "sdd_single", "lagp", "exact", "lagp_budget")
 methods <- split_list(option("methods", paste(known, collapse = ",")))
 if (!all(methods %in% known)) {
   stop("unknown method(s): ", paste(setdiff(methods, known), collapse = ", "),
@@ -46,7 +47,7 @@ if (!all(methods %in% known)) {
 }
 budget_option <- as.numeric(option("budget", NA))
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "peers.csv"))
-needed <- list(gpgp = c("GpGp", "fields"), lagp = "laGP")
+needed <- list(gpgp = c("GpGp", "fields"), lagp = "laGP", lagp_budget = "laGP")
 for (pkg in unlist(needed[intersect(names(needed), methods)])) {
   if (!requireNamespace(pkg, quietly = TRUE)) stop("this benchmark needs the package ", pkg)
 }
@@ -115,7 +116,7 @@ for (d in dims) {
   })
   budget <- if (!is.na(budget_option)) budget_option else
     if (have(d, "gpgp")) done$seconds[done$d == d & done$n == n & done$method == "gpgp"][1] else NA
-  if (is.na(budget) && any(c("sdd_double", "sdd_single", "exact") %in% methods)) {
+  if (is.na(budget) && any(c("sdd_double", "sdd_single", "lagp_budget", "exact") %in% methods)) {
     stop("d = ", d, ": no time budget; run gpgp first or give --budget=SECONDS")
   }
 
@@ -159,6 +160,27 @@ for (d in dims) {
     score("lagp", la$value, la$seconds,
           sprintf("laGP %s, aGP with 50 neighbours, local length scales",
                   package_version_or_na("laGP")))
+  })
+
+  # laGP given the whole budget: the neighbourhood size whose time fits it,
+  # from a power law t = a * end^p through two pilots (50 and 100
+  # neighbours on 200 test points), at most 500 (laGP searches the 1000
+  # nearest points by default, and end must stay below that).
+  run("lagp_budget", function() {
+    a_gp <- function(end, rows) {
+      elapsed(laGP::aGP(x, y, xt[rows, , drop = FALSE], end = end, g = noise,
+                        omp.threads = threads, verb = 0)$mean)
+    }
+    pilot_rows <- seq_len(200L)
+    t50 <- a_gp(50L, pilot_rows)$seconds
+    t100 <- a_gp(100L, pilot_rows)$seconds
+    power <- log(t100 / t50) / log(2)
+    per_point_50 <- t50 / length(pilot_rows)
+    end <- as.integer(min(500, max(50, floor(50 * (budget / (n_test * per_point_50))^(1 / power)))))
+    la <- a_gp(end, seq_len(n_test))
+    score("lagp_budget", la$value, la$seconds,
+          sprintf("laGP %s, aGP with %d neighbours (pilots on 200 points: %.1f s with 50, %.1f s with 100, time ~ end^%.2f) at a budget of %.0f s",
+                  package_version_or_na("laGP"), end, t50, t100, power, budget))
   })
 
   # Exact GP on the largest subset that fits the budget.

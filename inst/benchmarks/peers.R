@@ -152,11 +152,15 @@ for (d in dims) {
     })
   }
 
+  # aGP's predictions at the test points `rows` with `end` neighbours, timed.
+  a_gp <- function(end, rows = seq_len(n_test)) {
+    elapsed(laGP::aGP(x, y, xt[rows, , drop = FALSE], end = end, g = noise,
+                      omp.threads = threads, verb = 0)$mean)
+  }
   # laGP: local GPs of 50 points (ALC), Gaussian kernel with local MLE of
   # the length scale, nugget the true noise-to-variance ratio.
   run("lagp", function() {
-    la <- elapsed(laGP::aGP(x, y, xt, end = 50, g = noise, omp.threads = threads,
-                            verb = 0)$mean)
+    la <- a_gp(50L)
     score("lagp", la$value, la$seconds,
           sprintf("laGP %s, aGP with 50 neighbours, local length scales",
                   package_version_or_na("laGP")))
@@ -167,17 +171,13 @@ for (d in dims) {
   # neighbours on 200 test points), at most 500 (laGP searches the 1000
   # nearest points by default, and end must stay below that).
   run("lagp_budget", function() {
-    a_gp <- function(end, rows) {
-      elapsed(laGP::aGP(x, y, xt[rows, , drop = FALSE], end = end, g = noise,
-                        omp.threads = threads, verb = 0)$mean)
-    }
     pilot_rows <- seq_len(200L)
     t50 <- a_gp(50L, pilot_rows)$seconds
     t100 <- a_gp(100L, pilot_rows)$seconds
     power <- log(t100 / t50) / log(2)
     per_point_50 <- t50 / length(pilot_rows)
     end <- as.integer(min(500, max(50, floor(50 * (budget / (n_test * per_point_50))^(1 / power)))))
-    la <- a_gp(end, seq_len(n_test))
+    la <- a_gp(end)
     score("lagp_budget", la$value, la$seconds,
           sprintf("laGP %s, aGP with %d neighbours (pilots on 200 points: %.1f s with 50, %.1f s with 100, time ~ end^%.2f) at a budget of %.0f s",
                   package_version_or_na("laGP"), end, t50, t100, power, budget))

@@ -123,25 +123,32 @@ static void dot_4x1(const double *const *kv, const double *a0, int len,
 }
 
 /* Sixteen rows (a whole chunk) against eight columns of A, with the
- * kernel values transposed, kvT[t * ROW_CHUNK + r]: each step of t is two
+ * kernel values transposed, kt[t][off + r]: each step of t is two
  * vectors of kernel values (rows 0-7 and 8-15) times eight broadcast
  * entries of A, sixteen independent sums s[q][w] (row w, or w + 8 for
  * q >= 8, column q mod 8), each over t in order.  The sums need no
  * reduction across lanes at the end, and each load of A serves sixteen
  * rows: with many columns (the posterior samples) this is faster than
- * dot_4x1's layout taken four columns at a time (see the benchmarks). */
+ * dot_4x1's layout taken four columns at a time (see the benchmarks).
+ * The transpose product uses it too, with the roles swapped: the sum then
+ * runs over rows of K (kt[t] a row, read in place from a cache), the lanes
+ * along its columns.  The sums start from acc[] (row r of column q at
+ * acc[r + ldacc q]) and are stored back there. */
 typedef char chunk_is_two_vectors[ROW_CHUNK == 2 * LANES ? 1 : -1];
 SDDGP_HOT
-static void dot_16x8(const double *kvT, const double *const *a, int len,
-                     double *tot)
+static void dot_16x8(const double *const *kt, int off, const double *const *a,
+                     int len, double *acc, size_t ldacc)
 {
   const double *a0 = a[0], *a1 = a[1], *a2 = a[2], *a3 = a[3];
   const double *a4 = a[4], *a5 = a[5], *a6 = a[6], *a7 = a[7];
   double s[16][LANES];
-  for (int i = 0; i < 16; i++)
-    for (int w = 0; w < LANES; w++) s[i][w] = 0.0;
+  for (int q = 0; q < 8; q++)
+    for (int w = 0; w < LANES; w++) {
+      s[q][w] = acc[w + ldacc * q];
+      s[8 + q][w] = acc[LANES + w + ldacc * q];
+    }
   for (int t = 0; t < len; t++) {
-    const double *k = kvT + (size_t)ROW_CHUNK * t;
+    const double *k = kt[t] + off;
     const double b0 = a0[t], b1 = a1[t], b2 = a2[t], b3 = a3[t];
     const double b4 = a4[t], b5 = a5[t], b6 = a6[t], b7 = a7[t];
     #pragma omp simd
@@ -155,8 +162,8 @@ static void dot_16x8(const double *kvT, const double *const *a, int len,
   }
   for (int q = 0; q < 8; q++)
     for (int w = 0; w < LANES; w++) {
-      tot[w + ROW_CHUNK * q] = s[q][w];
-      tot[LANES + w + ROW_CHUNK * q] = s[8 + q][w];
+      acc[w + ldacc * q] = s[q][w];
+      acc[LANES + w + ldacc * q] = s[8 + q][w];
     }
 }
 
@@ -164,13 +171,16 @@ static void dot_16x8(const double *kvT, const double *const *a, int len,
  * same order, so a column has the same bits whichever of the two computes
  * it (and so whatever the number of columns). */
 SDDGP_HOT
-static void dot_16x1(const double *kvT, const double *a0, int len, double *tot)
+static void dot_16x1(const double *const *kt, int off, const double *a0,
+                     int len, double *acc)
 {
   double s[2][LANES];
-  for (int i = 0; i < 2; i++)
-    for (int w = 0; w < LANES; w++) s[i][w] = 0.0;
+  for (int w = 0; w < LANES; w++) {
+    s[0][w] = acc[w];
+    s[1][w] = acc[LANES + w];
+  }
   for (int t = 0; t < len; t++) {
-    const double *k = kvT + (size_t)ROW_CHUNK * t;
+    const double *k = kt[t] + off;
     const double b0 = a0[t];
     #pragma omp simd
     for (int w = 0; w < LANES; w++) {
@@ -179,8 +189,8 @@ static void dot_16x1(const double *kvT, const double *a0, int len, double *tot)
     }
   }
   for (int w = 0; w < LANES; w++) {
-    tot[w] = s[0][w];
-    tot[LANES + w] = s[1][w];
+    acc[w] = s[0][w];
+    acc[LANES + w] = s[1][w];
   }
 }
 
@@ -200,6 +210,41 @@ static void transpose_chunk(const double *const *k, int len, double *kvT)
     o[4] = k4[t];   o[5] = k5[t];   o[6] = k6[t];   o[7] = k7[t];
     o[8] = k8[t];   o[9] = k9[t];   o[10] = k10[t]; o[11] = k11[t];
     o[12] = k12[t]; o[13] = k13[t]; o[14] = k14[t]; o[15] = k15[t];
+  }
+}
+
+/* out[i + c * ldo] += sum_t kt[t][off + i] A[t + c * lda] for i < nr
+ * (at most ROW_CHUNK) and columns c0 <= c < ncol: dot_16x8 eight columns
+ * at a time, then dot_16x1, each sum starting from out's entry and adding
+ * the terms in order.  A whole chunk is summed in place; a partial one
+ * (the last rows) through tot, with the same arithmetic, so an entry's bits
+ * depend neither on the number of columns nor on where its row falls. */
+SDDGP_HOT
+static void dot_columns(const double *const *kt, int off, const double *A,
+                        int lda, int c0, int ncol, int len, int nr,
+                        double *out, int ldo)
+{
+  double tot[ROW_CHUNK * 8];
+  const int whole = nr == ROW_CHUNK;
+  int c = c0;
+  while (c < ncol) {
+    const int nc = ncol - c >= 8 ? 8 : 1;
+    double *o = out + (size_t)c * ldo, *acc = whole ? o : tot;
+    const size_t ld = whole ? (size_t)ldo : ROW_CHUNK;
+    if (!whole)
+      for (int q = 0; q < nc; q++)
+        for (int i = 0; i < ROW_CHUNK; i++)
+          tot[i + ROW_CHUNK * q] = i < nr ? o[i + (size_t)q * ldo] : 0.0;
+    if (nc == 8) {
+      const double *a[8];
+      for (int q = 0; q < 8; q++) a[q] = A + (size_t)(c + q) * lda;
+      dot_16x8(kt, off, a, len, acc, ld);
+    } else
+      dot_16x1(kt, off, A + (size_t)c * lda, len, acc);
+    if (!whole)
+      for (int q = 0; q < nc; q++)
+        for (int i = 0; i < nr; i++) o[i + (size_t)q * ldo] = tot[i + ROW_CHUNK * q];
+    c += nc;
   }
 }
 
@@ -223,22 +268,13 @@ static void tile_dot(const double *const *kv, int nr, int len, const double *A,
   }
   if (ncol == 1) return;
 
-  double kvT[ROW_CHUNK * TILE], tot[ROW_CHUNK * 8];
+  double kvT[ROW_CHUNK * TILE];
   const double *k[ROW_CHUNK];
   for (int r = 0; r < ROW_CHUNK; r++) k[r] = r < nr ? kv[r] : zeros;
   transpose_chunk(k, len, kvT);
-  int c = 1;
-  for (; c + 8 <= ncol; c += 8) {
-    const double *a[8];
-    for (int q = 0; q < 8; q++) a[q] = A + (size_t)(c + q) * lda;
-    dot_16x8(kvT, a, len, tot);
-    for (int q = 0; q < 8; q++)
-      for (int i = 0; i < nr; i++) out[i + (size_t)(c + q) * ldo] += tot[i + ROW_CHUNK * q];
-  }
-  for (; c < ncol; c++) {
-    dot_16x1(kvT, A + (size_t)c * lda, len, tot);
-    for (int i = 0; i < nr; i++) out[i + (size_t)c * ldo] += tot[i];
-  }
+  const double *kt[TILE];
+  for (int t = 0; t < len; t++) kt[t] = kvT + (size_t)ROW_CHUNK * t;
+  dot_columns(kt, 0, A, lda, 1, ncol, len, nr, out, ldo);
 }
 
 /* block_tile in single precision: float kernel values, read from the
@@ -324,45 +360,15 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                 out, ldo, nthreads);
 }
 
-/* out[t + c ldo] += sum_q kv[q][t] U[q + c ldu] over the q < 4 rows of a
- * group (q in order, one multiply-add each), t < len, for columns c < ncol,
- * four columns at a time while four remain (each kernel value loaded once
- * for four of them) and then one at a time, with the same arithmetic for
- * every entry either way.  Rows past nq read as zero. */
-SDDGP_HOT
-static void rows_t_group(const double *const *kv, const double *U, int ldu,
-                         int nq, int ncol, int len, double *out, int ldo)
-{
-  const double *k0 = kv[0], *k1 = kv[1], *k2 = kv[2], *k3 = kv[3];
-  double u[4][4];
-  int c = 0;
-  for (; c + 4 <= ncol; c += 4) {
-    for (int q = 0; q < 4; q++)
-      for (int e = 0; e < 4; e++) u[e][q] = q < nq ? U[q + (size_t)(c + e) * ldu] : 0.0;
-    double *o0 = out + (size_t)c * ldo, *o1 = o0 + ldo, *o2 = o1 + ldo, *o3 = o2 + ldo;
-    #pragma omp simd
-    for (int t = 0; t < len; t++) {
-      const double r0 = k0[t], r1 = k1[t], r2 = k2[t], r3 = k3[t];
-      o0[t] = o0[t] + r0 * u[0][0] + r1 * u[0][1] + r2 * u[0][2] + r3 * u[0][3];
-      o1[t] = o1[t] + r0 * u[1][0] + r1 * u[1][1] + r2 * u[1][2] + r3 * u[1][3];
-      o2[t] = o2[t] + r0 * u[2][0] + r1 * u[2][1] + r2 * u[2][2] + r3 * u[2][3];
-      o3[t] = o3[t] + r0 * u[3][0] + r1 * u[3][1] + r2 * u[3][2] + r3 * u[3][3];
-    }
-  }
-  for (; c < ncol; c++) {
-    for (int q = 0; q < 4; q++) u[0][q] = q < nq ? U[q + (size_t)c * ldu] : 0.0;
-    double *o = out + (size_t)c * ldo;
-    #pragma omp simd
-    for (int t = 0; t < len; t++)
-      o[t] = o[t] + k0[t] * u[0][0] + k1[t] * u[0][1] + k2[t] * u[0][2] + k3[t] * u[0][3];
-  }
-}
+/* Rows of K taken together by the transpose product: their kernel values
+ * against a column tile (ROWS_T_GROUP x TILE, 64 KB when computed) stay in
+ * cache while every column of U is multiplied in. */
+#define ROWS_T_GROUP 32
 
 void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
                       const double *U, int ncol, double *out, int ldo,
                       int nthreads)
 {
-  static const double zeros[TILE] = {0.0};
   const int n2 = op->x2->n, ntiles = (n2 + TILE - 1) / TILE;
   const double work = (double)nrows * n2 * (op->x1->d + ncol);
   /* Threads split x2 into tiles: each output entry is summed by one thread,
@@ -370,19 +376,30 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
   #pragma omp parallel num_threads(nthreads) \
       if (ntiles > 1 && work > PARALLEL_MIN_WORK)
   {
-    double buf[4 * TILE];
+    double buf[ROWS_T_GROUP * TILE], pad[ROWS_T_GROUP * ROW_CHUNK];
+    const double *kt[ROWS_T_GROUP], *kp[ROWS_T_GROUP];
+    for (int q = 0; q < ROWS_T_GROUP; q++) kp[q] = pad + (size_t)q * ROW_CHUNK;
     #pragma omp for schedule(static)
     for (int g = 0; g < ntiles; g++) {
       const int j0 = g * TILE, len = n2 - j0 < TILE ? n2 - j0 : TILE;
       for (int c = 0; c < ncol; c++)
         memset(out + j0 + (size_t)c * ldo, 0, sizeof(double) * (size_t)len);
-      for (int r0 = 0; r0 < nrows; r0 += 4) {
-        const int nq = nrows - r0 < 4 ? nrows - r0 : 4;
-        const double *kv[4];
-        for (int q = 0; q < 4; q++)
-          kv[q] = q < nq ? block_tile(op, rows[r0 + q], j0, len, buf + (size_t)q * TILE)
-                         : zeros;
-        rows_t_group(kv, U + r0, nrows, nq, ncol, len, out + j0, ldo);
+      for (int r0 = 0; r0 < nrows; r0 += ROWS_T_GROUP) {
+        const int nq = nrows - r0 < ROWS_T_GROUP ? nrows - r0 : ROWS_T_GROUP;
+        for (int q = 0; q < nq; q++)
+          kt[q] = block_tile(op, rows[r0 + q], j0, len, buf + (size_t)q * TILE);
+        /* The rows are dot_16x8's transposed layout, sixteen columns of the
+         * tile at a time; the last few are copied out with zeros after them,
+         * as a chunk reads sixteen. */
+        int t0 = 0;
+        for (; t0 + ROW_CHUNK <= len; t0 += ROW_CHUNK)
+          dot_columns(kt, t0, U + r0, nrows, 0, ncol, nq, ROW_CHUNK, out + j0 + t0, ldo);
+        if (t0 < len) {
+          for (int q = 0; q < nq; q++)
+            for (int i = 0; i < ROW_CHUNK; i++)
+              pad[i + (size_t)q * ROW_CHUNK] = t0 + i < len ? kt[q][t0 + i] : 0.0;
+          dot_columns(kp, 0, U + r0, nrows, 0, ncol, nq, len - t0, out + j0 + t0, ldo);
+        }
       }
     }
   }

@@ -47,8 +47,10 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
  * for j < x2->n, c < ncol.  With x1 == x2 this is the product with kernel
  * *columns* K[:, rows] U (a primal gradient's K_I' u), read from the
  * rows of a cache rather than gathered down its columns.  Rows may repeat.
- * Each entry of out is summed by one thread over r in order, so the bits
- * do not depend on the thread count, nor on whether the kernel is cached. */
+ * Each entry of out is summed by one thread over r in order, in groups of
+ * rows whose sums are added in order, so the bits do not depend on the
+ * thread count, the number of columns, nor on whether the kernel is
+ * cached. */
 void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
                       const double *U, int ncol, double *out, int ldo,
                       int nthreads);

@@ -48,9 +48,10 @@ static void test_rows_t(void)
   kernel_block_matrix(&k, &p, &p, Kc, 2);
   const kernel_op fly = {&k, &p, &p, NULL, 0, NULL}, cached = {&k, &p, &p, Kc, 0, NULL};
   const kernel_op test = {&k, &pt, &p, NULL, 0, NULL};
-  /* Row counts that leave 0-3 rows for the last group; column counts that
-   * take the one-column path alone and both paths. */
-  const int nrows_list[] = {37, 40, 3}, ncol_list[] = {1, 6, 70};
+  /* Row counts that fill groups of 32 rows and leave part of one; column
+   * counts that take the one-column path alone and both paths; n leaves a
+   * partial chunk of columns at the end of the last tile. */
+  const int nrows_list[] = {37, 64, 3}, ncol_list[] = {1, 6, 70};
   for (int a = 0; a < 3; a++)
     for (int b = 0; b < 3; b++) {
       const int nrows = nrows_list[a], ncol = ncol_list[b];

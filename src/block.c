@@ -29,7 +29,13 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
  * the points' coordinates in it (x or x32), W the lanes (one AVX-512
  * vector), and SUFFIX names the set:
  *   sq_dist_points<SUFFIX>(p1, i, p2, j0, len, r2): distances from
- *   point i of p1 to points j0..j0+len-1 of p2. */
+ *   point i of p1 to points j0..j0+len-1 of p2;
+ *   sq_dist_rows<SUFFIX>(p1, idx, nr, p2, j0, len, r2, ld): the same for
+ *   the nr points idx[q] of p1, into r2 + q * ld, four at a time: each
+ *   load of p2's coordinates serves four sums.  At d = 26 or more the
+ *   coordinates of a tile outgrow L1, and with one point at a time every
+ *   point reloaded them, so the loads, not the arithmetic, set the pace.
+ *   Every sum runs over the coordinates in the same order either way. */
 #define DEFINE_SQ_DIST(SUFFIX, T, COORDS, W)                                  \
   static inline void sq_dist_lanes##SUFFIX(const T *xi, size_t n1,            \
                                            const points *p2, int j0, T *r2)   \
@@ -45,6 +51,33 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
       }                                                                       \
     }                                                                         \
     for (int w = 0; w < W; w++) r2[w] = s[w];                                 \
+  }                                                                           \
+                                                                              \
+  SDDGP_INLINE void sq_dist_lanes4##SUFFIX(const T *const *xi, size_t n1,     \
+                                           const points *p2, int j0,          \
+                                           T *const *r2)                      \
+  {                                                                           \
+    T s0[W] = {0}, s1[W] = {0}, s2[W] = {0}, s3[W] = {0};                     \
+    for (int c = 0; c < p2->d; c++) {                                         \
+      const size_t at = c * n1;                                               \
+      const T x0 = xi[0][at], x1 = xi[1][at], x2 = xi[2][at], x3 = xi[3][at]; \
+      const T *col = p2->COORDS + c * (size_t)p2->n + j0;                     \
+      _Pragma("omp simd")                                                     \
+      for (int w = 0; w < W; w++) {                                           \
+        const T d0 = x0 - col[w], d1 = x1 - col[w];                           \
+        const T d2 = x2 - col[w], d3 = x3 - col[w];                           \
+        s0[w] += d0 * d0;                                                     \
+        s1[w] += d1 * d1;                                                     \
+        s2[w] += d2 * d2;                                                     \
+        s3[w] += d3 * d3;                                                     \
+      }                                                                       \
+    }                                                                         \
+    for (int w = 0; w < W; w++) {                                             \
+      r2[0][w] = s0[w];                                                       \
+      r2[1][w] = s1[w];                                                       \
+      r2[2][w] = s2[w];                                                       \
+      r2[3][w] = s3[w];                                                       \
+    }                                                                         \
   }                                                                           \
                                                                               \
   static inline T sq_dist_one##SUFFIX(const T *xi, size_t n1,                 \
@@ -70,6 +103,33 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
       sq_dist_lanes##SUFFIX(xi, n1, p2, j0 + t, r2 + t);                      \
     for (; t < len; t++)                                                      \
       r2[t] = sq_dist_one##SUFFIX(xi, n1, p2, j0 + t);                        \
+  }                                                                           \
+                                                                              \
+  SDDGP_HOT                                                                   \
+  static void sq_dist_rows##SUFFIX(const points *p1, const int *idx, int nr,  \
+                                   const points *p2, int j0, int len, T *r2,  \
+                                   size_t ld)                                 \
+  {                                                                           \
+    const size_t n1 = (size_t)p1->n;                                          \
+    int q = 0;                                                                \
+    for (; q + 4 <= nr; q += 4) {                                             \
+      const T *xi[4];                                                         \
+      T *out[4];                                                              \
+      for (int k = 0; k < 4; k++) {                                           \
+        xi[k] = p1->COORDS + idx[q + k];                                      \
+        out[k] = r2 + (q + k) * ld;                                           \
+      }                                                                       \
+      int t = 0;                                                              \
+      for (; t + W <= len; t += W) {                                          \
+        T *const at[4] = {out[0] + t, out[1] + t, out[2] + t, out[3] + t};    \
+        sq_dist_lanes4##SUFFIX(xi, n1, p2, j0 + t, at);                       \
+      }                                                                       \
+      for (; t < len; t++)                                                    \
+        for (int k = 0; k < 4; k++)                                           \
+          out[k][t] = sq_dist_one##SUFFIX(xi[k], n1, p2, j0 + t);             \
+    }                                                                         \
+    for (; q < nr; q++)                                                       \
+      sq_dist_points##SUFFIX(p1, idx[q], p2, j0, len, r2 + q * ld);           \
   }
 
 DEFINE_SQ_DIST(, double, x, 8)
@@ -277,36 +337,50 @@ static void tile_dot(const double *const *kv, int nr, int len, const double *A,
   dot_columns(kt, 0, A, lda, 1, ncol, len, nr, out, ldo);
 }
 
-/* block_tile in single precision: float kernel values, read from the
- * float cache or computed from x32, widened into buf. */
+/* Kernel values of a chunk of row points against points j0..j0+len-1 of
+ * x2 (block_product's tile function): slices of the cache, or computed into
+ * buf four rows at a time (sq_dist_rows).  In single precision the float
+ * values, cached or computed from x32, are widened into buf. */
+#define TILE_ROWS 4
 SDDGP_HOT
-static const double *block_tile32(const kernel_op *op, int i, int j0, int len,
-                                  double *buf)
-{
-  float v[TILE];
-  const float *vals = v;
-  if (op->cache32)
-    vals = op->cache32 + (size_t)i * op->x2->n + j0; /* row i of the symmetric cache */
-  else {
-    sq_dist_points32(op->x1, i, op->x2, j0, len, v);
-    kernel_apply32(op->k, v, len);
-  }
-  #pragma omp simd
-  for (int t = 0; t < len; t++) buf[t] = vals[t];
-  return buf;
-}
-
-/* Kernel values of row point i against points j0..j0+len-1 of x2: a slice
- * of the cache, or computed into buf. */
-static const double *block_tile(const void *ctx, int i, int j0, int len,
-                                double *buf)
+static void block_tiles(const void *ctx, const int *rows, int first, int nr,
+                        int j0, int len, double *buf, int ldb,
+                        const double **kv)
 {
   const kernel_op *op = ctx;
-  if (op->single) return block_tile32(op, i, j0, len, buf);
-  if (op->cache) return op->cache + (size_t)i * op->x2->n + j0;
-  block_sq_dist(op->x1, i, op->x2, j0, len, buf);
-  kernel_apply(op->k, buf, len);
-  return buf;
+  const size_t n2 = (size_t)op->x2->n;
+  for (int q0 = 0; q0 < nr; q0 += TILE_ROWS) {
+    const int nq = nr - q0 < TILE_ROWS ? nr - q0 : TILE_ROWS;
+    int idx[TILE_ROWS];
+    for (int q = 0; q < nq; q++) idx[q] = block_row(rows, first, q0 + q);
+    double *b = buf + (size_t)q0 * ldb;
+    if (op->cache) {
+      for (int q = 0; q < nq; q++) kv[q0 + q] = op->cache + idx[q] * n2 + j0;
+      continue;
+    }
+    if (op->single) {
+      float v[TILE_ROWS * TILE];
+      const float *vals[TILE_ROWS];
+      if (op->cache32) {
+        for (int q = 0; q < nq; q++) vals[q] = op->cache32 + idx[q] * n2 + j0;
+      } else {
+        sq_dist_rows32(op->x1, idx, nq, op->x2, j0, len, v, TILE);
+        for (int q = 0; q < nq; q++) {
+          vals[q] = v + (size_t)q * TILE;
+          kernel_apply32(op->k, v + (size_t)q * TILE, len);
+        }
+      }
+      for (int q = 0; q < nq; q++) {
+        double *out = b + (size_t)q * ldb;
+        #pragma omp simd
+        for (int t = 0; t < len; t++) out[t] = vals[q][t];
+      }
+    } else {
+      sq_dist_rows(op->x1, idx, nq, op->x2, j0, len, b, (size_t)ldb);
+      for (int q = 0; q < nq; q++) kernel_apply(op->k, b + (size_t)q * ldb, len);
+    }
+    for (int q = 0; q < nq; q++) kv[q0 + q] = b + (size_t)q * ldb;
+  }
 }
 
 void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
@@ -333,9 +407,7 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
       for (int j0 = 0; j0 < ncols; j0 += TILE) {
         const int len = ncols - j0 < TILE ? ncols - j0 : TILE;
         const double *kv[ROW_CHUNK];
-        for (int r = r0; r < r1; r++)
-          kv[r - r0] = tile(ctx, rows ? rows[r] : r, j0, len,
-                            buf + (size_t)(r - r0) * TILE);
+        tile(ctx, rows, r0, r1 - r0, j0, len, buf, TILE, kv);
         tile_dot(kv, r1 - r0, len, A + j0, ncols, ncol, out + r0, ldo);
       }
     }
@@ -347,7 +419,8 @@ void kernel_op_row_values(const kernel_op *op, int i, double *out)
   const int n2 = op->x2->n;
   for (int j0 = 0; j0 < n2; j0 += TILE) {
     const int len = n2 - j0 < TILE ? n2 - j0 : TILE;
-    const double *v = block_tile(op, i, j0, len, out + j0);
+    const double *v;
+    block_tiles(op, &i, 0, 1, j0, len, out + j0, TILE, &v);
     if (v != out + j0) memcpy(out + j0, v, sizeof(double) * (size_t)len);
   }
 }
@@ -356,7 +429,7 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads)
 {
-  block_product(block_tile, op, op->x1->d, rows, nrows, op->x2->n, A, ncol,
+  block_product(block_tiles, op, op->x1->d, rows, nrows, op->x2->n, A, ncol,
                 out, ldo, nthreads);
 }
 
@@ -386,8 +459,7 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
         memset(out + j0 + (size_t)c * ldo, 0, sizeof(double) * (size_t)len);
       for (int r0 = 0; r0 < nrows; r0 += ROWS_T_GROUP) {
         const int nq = nrows - r0 < ROWS_T_GROUP ? nrows - r0 : ROWS_T_GROUP;
-        for (int q = 0; q < nq; q++)
-          kt[q] = block_tile(op, rows[r0 + q], j0, len, buf + (size_t)q * TILE);
+        block_tiles(op, rows, r0, nq, j0, len, buf, TILE, kt);
         /* The rows are dot_16x8's transposed layout, sixteen columns of the
          * tile at a time; the last few are copied out with zeros after them,
          * as a chunk reads sixteen. */
@@ -418,18 +490,19 @@ static void block_columns(const kernel *k, const points *p1, const points *p2,
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
       if ((double)(j1 - j0) * n1 * (p1->d + 1) > PARALLEL_MIN_WORK)
   for (int g = j0; g < j1; g += ROW_CHUNK) {
-    const int g1 = j1 - g < ROW_CHUNK ? j1 : g + ROW_CHUNK;
+    const int nj = j1 - g < ROW_CHUNK ? j1 - g : ROW_CHUNK;
+    int idx[ROW_CHUNK];
+    for (int q = 0; q < nj; q++) idx[q] = g + q;
     for (int i0 = 0; i0 < n1; i0 += TILE) {
       const int len = n1 - i0 < TILE ? n1 - i0 : TILE;
-      for (int j = g; j < g1; j++) {
-        const size_t at = (size_t)j * n1 + i0;
-        if (single) {
-          sq_dist_points32(p2, j, p1, i0, len, (float *)out + at);
-          kernel_apply32(k, (float *)out + at, len);
-        } else {
-          block_sq_dist(p2, j, p1, i0, len, (double *)out + at);
-          kernel_apply(k, (double *)out + at, len);
-        }
+      const size_t at = (size_t)g * n1 + i0;
+      if (single)
+        sq_dist_rows32(p2, idx, nj, p1, i0, len, (float *)out + at, (size_t)n1);
+      else
+        sq_dist_rows(p2, idx, nj, p1, i0, len, (double *)out + at, (size_t)n1);
+      for (int q = 0; q < nj; q++) {
+        if (single) kernel_apply32(k, (float *)out + at + (size_t)q * n1, len);
+        else kernel_apply(k, (double *)out + at + (size_t)q * n1, len);
       }
     }
   }

@@ -64,11 +64,19 @@ void kernel_op_row_values(const kernel_op *op, int i, double *out);
  * can be produced a row tile at a time (kernel values, random features):
  *   out[r + c*ldo] = sum_j M[rows[r], j] A[j + c*ncols]
  * for j < ncols, with the same tiling, summation order and thread-count
- * independence.  tile() returns M[i, j0..j0+len-1], computed into buf
- * (room for len values) or pointing into storage of its own; entry_cost is
- * about the flops of one entry, to decide whether threads pay. */
-typedef const double *(*block_tile_fn)(const void *ctx, int i, int j0, int len,
-                                       double *buf);
+ * independence.  tile() is given a chunk of nr rows, row q being
+ * block_row(rows, first, q), and sets kv[q] to M[row, j0..j0+len-1],
+ * computed into buf + q * ldb (room for len values) or pointing into
+ * storage of its own: a chunk at a time, so that rows can share the loads
+ * of what they are computed from.  entry_cost is about the flops of one
+ * entry, to decide whether threads pay. */
+typedef void (*block_tile_fn)(const void *ctx, const int *rows, int first,
+                              int nr, int j0, int len, double *buf, int ldb,
+                              const double **kv);
+static inline int block_row(const int *rows, int first, int q)
+{
+  return rows ? rows[first + q] : first + q;
+}
 void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
                    const int *rows, int nrows, int ncols, const double *A,
                    int ncol, double *out, int ldo, int nthreads);

@@ -119,18 +119,35 @@ static const double *features_of_point(const void *ctx, int i, int j0, int len,
   return buf;
 }
 
-/* Feature j at points i0..i0+len-1. */
+/* block_product's tiles of Phi(p): features j0..j0+len-1 at a chunk of
+ * points. */
+static void features_of_points(const void *ctx, const int *rows, int first,
+                               int nr, int j0, int len, double *buf, int ldb,
+                               const double **kv)
+{
+  for (int q = 0; q < nr; q++)
+    kv[q] = features_of_point(ctx, block_row(rows, first, q), j0, len,
+                              buf + (size_t)q * ldb);
+}
+
+/* block_product's tiles of Phi(p)': a chunk of features at points
+ * i0..i0+len-1. */
 SDDGP_HOT
-static const double *feature_at_points(const void *ctx, int j, int i0, int len,
-                                       double *buf)
+static void feature_at_points(const void *ctx, const int *rows, int first,
+                              int nr, int i0, int len, double *buf, int ldb,
+                              const double **kv)
 {
   const feature_source *src = ctx;
   const rff *f = src->f;
   const points *p = src->p;
-  for (int t = 0; t < len; t++) buf[t] = f->phase[j];
-  project(f->omega + j, (size_t)f->m, p->x + i0, (size_t)p->n, f->d, len, buf);
-  scaled_cos(f->scale, buf, len);
-  return buf;
+  for (int q = 0; q < nr; q++) {
+    const int j = block_row(rows, first, q);
+    double *out = buf + (size_t)q * ldb;
+    for (int t = 0; t < len; t++) out[t] = f->phase[j];
+    project(f->omega + j, (size_t)f->m, p->x + i0, (size_t)p->n, f->d, len, out);
+    scaled_cos(f->scale, out, len);
+    kv[q] = out;
+  }
 }
 
 /* A feature costs a projection of d terms and a cosine (about 20 flops). */
@@ -140,7 +157,7 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads)
 {
   const feature_source src = {f, p};
-  block_product(features_of_point, &src, FEATURE_COST(f), NULL, p->n, f->m, W,
+  block_product(features_of_points, &src, FEATURE_COST(f), NULL, p->n, f->m, W,
                 ncol, out, ldo, nthreads);
 }
 

@@ -25,6 +25,14 @@
 #define SDDGP_HOT
 #endif
 
+/* Helpers of the hot loops that must be inlined into each clone: a call
+ * to one compiled for the baseline would run it without AVX. */
+#if defined(__GNUC__)
+#define SDDGP_INLINE static inline __attribute__((always_inline))
+#else
+#define SDDGP_INLINE static inline
+#endif
+
 static inline double vm_bits_to_double(uint64_t u)
 {
   double x;

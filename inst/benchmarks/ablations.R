@@ -32,11 +32,7 @@
 # the same seed.
 suppressPackageStartupMessages(library(sddgp))
 
-option <- function(name, default) {
-  args <- commandArgs(trailingOnly = TRUE)
-  hit <- grep(sprintf("^--%s=", name), args, value = TRUE)
-  if (length(hit)) sub(sprintf("^--%s=", name), "", hit[[length(hit)]]) else default
-}
+source(file.path("inst", "benchmarks", "options.R"))
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "ablations.csv"))
 figures <- as.integer(strsplit(option("figures", "1,2,3,4"), ",")[[1L]])
 threads <- as.integer(option("threads", "1"))
@@ -165,12 +161,6 @@ exact_reference <- function(data, hp) {
   ref
 }
 
-cpu_name <- function() {
-  info <- tryCatch(readLines("/proc/cpuinfo"), error = function(e) character())
-  model <- grep("^model name", info, value = TRUE)
-  if (length(model)) sub(".*:\\s*", "", model[[1L]]) else Sys.info()[["machine"]]
-}
-
 pol <- read_uci("pol", split = 0)
 hp <- uci_hyperparameters("pol", split = 0)
 stopifnot(nrow(pol$x_train) == n_train)
@@ -196,7 +186,7 @@ for (i in seq_len(nrow(todo))) {
 
 machine <- data.frame(
   date = format(Sys.time(), "%Y-%m-%d %H:%M:%S %Z"), r_version = R.version.string,
-  cpu = cpu_name(), cores = parallel::detectCores(), threads = threads,
+  cpu = cpu_model(), cores = parallel::detectCores(), threads = threads,
   figures = paste(figures, collapse = ","),
   reference_test_rmse = reference$test_rmse, reference_seconds = reference$seconds,
   seconds = proc.time()[["elapsed"]] - run_start)

@@ -14,6 +14,7 @@
 # summed row by row), and both results are compared with it.
 suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "compile_c.R"))
+source(file.path("inst", "benchmarks", "options.R"))
 args <- commandArgs(trailingOnly = TRUE)
 n <- if (length(args) >= 1L) as.integer(args[[1L]]) else 100000L
 reps <- if (length(args) >= 2L) as.integer(args[[2L]]) else 5L
@@ -105,8 +106,7 @@ for (d in c(8L, 26L, 90L)) {
   }
 }
 res <- do.call(rbind, rows)
-res$machine <- sprintf("%s; %d logical CPUs; %s", R.version.string,
-                       parallel::detectCores(), utils::packageDescription("sddgp")$Version)
-dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
-utils::write.csv(res, out_csv, row.names = FALSE)
+res$machine <- machine_description()
+res$sddgp <- utils::packageDescription("sddgp")$Version
+replace_rows(res, out_csv, "machine")
 cat("written", out_csv, "\n")

@@ -30,6 +30,7 @@
 # of switches H (steps), the number of unique points, and the wall time.
 # Threads: getOption("sddgp.threads", 2).
 library(sddgp)
+source(file.path("inst", "benchmarks", "options.R"))
 
 args <- commandArgs(trailingOnly = TRUE)
 scale <- if (length(args) >= 1) as.numeric(args[1]) else 1
@@ -76,8 +77,7 @@ methods <- list(`Mini-GP-UCB` = list(acquisition = "ucb", mini = TRUE),
                 `GP-UCB` = list(acquisition = "ucb", mini = FALSE),
                 `GP-EI` = list(acquisition = "ei", mini = FALSE))
 
-machine <- sprintf("%s; %d logical CPUs (detectCores); %d threads; sddgp %s",
-                   R.version.string, parallel::detectCores(), threads,
+machine <- sprintf("%s; %d threads; sddgp %s", machine_description(), threads,
                    utils::packageVersion("sddgp"))
 cat(machine, "\n", format(Sys.time()), "\n", sep = "")
 started <- proc.time()[["elapsed"]]

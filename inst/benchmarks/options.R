@@ -1,14 +1,27 @@
-# What the benchmark scripts (uci_table.R, peers.R, cholesky.R) share:
-# option("name", default) reads --name=value from the arguments,
-# split_list() splits a comma-separated value, load_average() notes how
-# busy the machine was, append_result() records a result as soon as it
-# exists (the long scripts resume from their CSV).
+# What the benchmark scripts share: option("name", default) reads
+# --name=value from the arguments, split_list() splits a comma-separated
+# value, machine_description() and load_average() say where and how busy,
+# append_result() records a result as soon as it exists (the long scripts
+# resume from their CSV), replace_rows() replaces one machine's rows.
 args <- commandArgs(trailingOnly = TRUE)
 option <- function(name, default) {
   hit <- grep(paste0("^--", name, "="), args, value = TRUE)
   if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
 }
 split_list <- function(x) strsplit(x, ",", fixed = TRUE)[[1L]]
+
+# The CPU's model name, and a line with it, the logical CPUs and the R
+# version.  The machines this project runs on change from session to
+# session (an Intel Xeon, an AMD EPYC), and times compare only within one
+# CPU model.
+cpu_model <- function() {
+  info <- tryCatch(readLines("/proc/cpuinfo"), error = function(e) character())
+  model <- grep("^model name", info, value = TRUE)
+  if (length(model)) sub("^model name\\s*:\\s*", "", model[[1L]]) else Sys.info()[["machine"]]
+}
+machine_description <- function() {
+  sprintf("%s, %d logical CPUs; %s", cpu_model(), parallel::detectCores(), R.version.string)
+}
 
 # 1-minute load average: the machine is shared, and wall times mean little
 # without it (CPU time suffers less).
@@ -30,4 +43,16 @@ append_result <- function(done, row, path) {
   dir.create(dirname(path), showWarnings = FALSE, recursive = TRUE)
   utils::write.csv(done, path, row.names = FALSE)
   done
+}
+
+# `rows` written to `path` in place of the rows there that agree with them
+# in every column of `keys` (say the machine and precision), keeping the
+# rest: a rerun on one machine leaves another machine's figures alone.
+replace_rows <- function(rows, path, keys) {
+  old <- if (file.exists(path)) utils::read.csv(path, stringsAsFactors = FALSE) else NULL
+  if (!is.null(old)) {
+    key <- function(x) do.call(paste, c(lapply(keys, function(k) as.character(x[[k]])), sep = "\r"))
+    old <- old[!key(old) %in% key(rows), , drop = FALSE]
+  }
+  invisible(append_result(old, rows, path))
 }

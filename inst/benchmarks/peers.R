@@ -62,8 +62,7 @@ elapsed <- function(expr) {
 package_version_or_na <- function(pkg) {
   if (requireNamespace(pkg, quietly = TRUE)) as.character(utils::packageVersion(pkg)) else NA
 }
-machine <- sprintf("%s; %d logical CPUs; %d threads", R.version.string,
-                   parallel::detectCores(), threads)
+machine <- sprintf("%s; %d threads", machine_description(), threads)
 done <- if (file.exists(out_csv)) utils::read.csv(out_csv, stringsAsFactors = FALSE) else NULL
 have <- function(d, method) {
   !is.null(done) && any(done$d == d & done$n == n & done$method == method)

@@ -58,7 +58,8 @@ if (nzchar(out)) {
   row <- data.frame(solver = solver, n = n, samples = samples, threads = threads, steps = steps,
                     run = seq_len(reps), seconds_per_1000_steps = seconds,
                     sddgp = as.character(utils::packageVersion("sddgp")),
-                    date = format(Sys.Date()), load_before = load_average())
+                    date = format(Sys.Date()), load_before = load_average(),
+                    machine = machine_description())
   old <- if (file.exists(out)) utils::read.csv(out, stringsAsFactors = FALSE) else NULL
   invisible(append_result(old, row, out))
 }

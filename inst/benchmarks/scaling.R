@@ -2,18 +2,19 @@
 # Matern-3/2 data in d = 8 (kernel computed on the fly, no cache: the
 # large-n regime).
 #
-#   Rscript inst/benchmarks/scaling.R [steps] [sizes] [output.csv] [precisions]
+#   Rscript inst/benchmarks/scaling.R [steps] [sizes] [output.csv] [precisions] [reps]
 #
 # defaults: 100 steps, sizes 10000,100000,1000000, output
 # inst/extdata/benchmarks/scaling.csv, precisions double,single (the kernel
-# values, sdd_control(precision =)).  Each size and precision runs in a
-# fresh R process
-# (so its peak resident memory, VmHWM, is its own): the posterior mean
-# (B = 512), on 2 threads, and at 100000 points also on 1 thread, where the
-# two fits must be identical.
+# values, sdd_control(precision =)), 3 repetitions.  Each repetition of a
+# size and precision runs in a fresh R process (so its peak resident memory,
+# VmHWM, is its own): the posterior mean (B = 512), on 2 threads, and at
+# 100000 points also on 1 thread, where the two fits must be identical.
 # Reported: seconds per 1000 steps (SDD iterations only, from the fit's
-# own clock) and the peak RSS of the process.
-args <- commandArgs(trailingOnly = TRUE)
+# own clock; medians over the repetitions) and the peak RSS of the process.
+# The CSV keeps other machines' rows and replaces this machine's for the
+# precisions run.
+source(file.path("inst", "benchmarks", "options.R"))
 steps <- if (length(args) >= 1L) as.integer(args[[1L]]) else 100L
 sizes <- if (length(args) >= 2L) as.numeric(strsplit(args[[2L]], ",")[[1L]]) else
   c(1e4, 1e5, 1e6)
@@ -21,6 +22,7 @@ out_csv <- if (length(args) >= 3L) args[[3L]] else
   file.path("inst", "extdata", "benchmarks", "scaling.csv")
 precisions <- if (length(args) >= 4L) strsplit(args[[4L]], ",")[[1L]] else
   c("double", "single")
+reps <- if (length(args) >= 5L) as.integer(args[[5L]]) else 3L
 
 one_size <- function(n, steps, threads_list, precision) {
   code <- sprintf('
@@ -53,30 +55,35 @@ one_size <- function(n, steps, threads_list, precision) {
     peak_rss_mb = as.numeric(f[4]), identical_across_threads = as.logical(f[5]))))
 }
 
+# Repetitions outermost, so that a slow spell of the shared machine falls
+# on one repetition of every size rather than on all of one size.
 rows <- list()
-for (precision in precisions) for (n in sizes) {
+for (rep in seq_len(reps)) for (precision in precisions) for (n in sizes) {
   threads <- if (n == 1e5) c(1L, 2L) else 2L
-  res <- one_size(n, steps, threads, precision)
+  res <- cbind(one_size(n, steps, threads, precision), rep = rep)
   print(res, row.names = FALSE)
   rows[[length(rows) + 1L]] <- res
 }
 res <- do.call(rbind, rows)
-res$machine <- sprintf("%s; %d logical CPUs", R.version.string, parallel::detectCores())
+res$machine <- machine_description()
+res$date <- format(Sys.Date())
+med <- function(x) stats::median(x)
 for (precision in precisions) {
   two <- res[res$threads == 2L & res$precision == precision, ]
-  t100k <- two$seconds_per_1000_steps[two$n == 1e5]
-  for (i in seq_len(nrow(two))) {
-    cat(sprintf("%s, n = %8.0f: %7.1f s per 1000 steps on 2 threads, peak RSS %6.0f MB, t(n)/t(100k) = %.2f\n",
-                precision, two$n[i], two$seconds_per_1000_steps[i], two$peak_rss_mb[i],
-                two$seconds_per_1000_steps[i] / t100k))
+  t100k <- med(two$seconds_per_1000_steps[two$n == 1e5])
+  for (n in sizes) {
+    at <- two[two$n == n, ]
+    cat(sprintf("%s, n = %8.0f: %7.1f s per 1000 steps on 2 threads (median of %d; %s), peak RSS %6.0f MB, t(n)/t(100k) = %.2f\n",
+                precision, n, med(at$seconds_per_1000_steps), nrow(at),
+                paste(sprintf("%.1f", at$seconds_per_1000_steps), collapse = ", "),
+                max(at$peak_rss_mb), med(at$seconds_per_1000_steps) / t100k))
   }
   one <- res[res$n == 1e5 & res$precision == precision, ]
-  if (nrow(one) == 2L) {
-    cat(sprintf("%s, n = 100000: 1 -> 2 threads speed-up %.2f, identical results: %s\n",
-                precision, one$seconds[one$threads == 1L] / one$seconds[one$threads == 2L],
-                one$identical_across_threads[1]))
+  if (any(one$threads == 1L)) {
+    cat(sprintf("%s, n = 100000: 1 -> 2 threads speed-up %.2f (medians), identical results in every repetition: %s\n",
+                precision, med(one$seconds[one$threads == 1L]) / med(one$seconds[one$threads == 2L]),
+                all(one$identical_across_threads)))
   }
 }
-dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
-utils::write.csv(res, out_csv, row.names = FALSE)
+replace_rows(res, out_csv, c("machine", "precision"))
 cat("written", out_csv, "\n")

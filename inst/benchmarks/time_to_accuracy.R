@@ -13,6 +13,7 @@
 # iteration at or below the target, setup included (standardising, the
 # step-size estimate, the kernel cache, the trace's own evaluations).
 suppressPackageStartupMessages(library(sddgp))
+source(file.path("inst", "benchmarks", "options.R"))
 args <- commandArgs(trailingOnly = TRUE)
 reps <- if (length(args) >= 1L) as.integer(args[[1L]]) else 3L
 exact <- if (length(args) >= 2L) as.logical(args[[2L]]) else TRUE
@@ -79,11 +80,10 @@ if (exact) {
 }
 
 res <- do.call(rbind, rows)
-res$machine <- sprintf("%s; %d logical CPUs; sddgp %s", R.version.string,
-                       parallel::detectCores(), utils::packageDescription("sddgp")$Version)
+res$machine <- machine_description()
+res$sddgp <- utils::packageDescription("sddgp")$Version
 sdd <- res[res$method == "sdd", ]
 cat(sprintf("SDD median time to RMSE <= %.4f: %.1f s over %d runs (2 threads)\n", target,
             stats::median(sdd$seconds_to_target), nrow(sdd)))
-dir.create(dirname(out_csv), recursive = TRUE, showWarnings = FALSE)
-utils::write.csv(res, out_csv, row.names = FALSE)
+replace_rows(res, out_csv, "machine")
 cat("written", out_csv, "\n")

@@ -112,13 +112,7 @@ method_solver <- function(method) {
          sgd_mean_100k = "sgd", cg_plain = "cg", exact = "cholesky", method)
 }
 
-machine <- local({
-  cpu <- if (file.exists("/proc/cpuinfo")) {
-    m <- grep("^model name", readLines("/proc/cpuinfo"), value = TRUE)
-    if (length(m)) sub("^model name\\s*:\\s*", "", m[1L]) else NA_character_
-  } else NA_character_
-  sprintf("%s, %d logical CPUs; %s", cpu, parallel::detectCores(), R.version.string)
-})
+machine <- machine_description()
 
 done <- if (file.exists(out)) utils::read.csv(out, stringsAsFactors = FALSE) else NULL
 is_done <- function(dataset, split, method) {

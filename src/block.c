@@ -349,15 +349,16 @@ static void block_tiles(const void *ctx, const int *rows, int first, int nr,
 {
   const kernel_op *op = ctx;
   const size_t n2 = (size_t)op->x2->n;
+  if (op->cache) { /* rows of the symmetric cache, read in place */
+    for (int q = 0; q < nr; q++)
+      kv[q] = op->cache + block_row(rows, first, q) * n2 + j0;
+    return;
+  }
   for (int q0 = 0; q0 < nr; q0 += TILE_ROWS) {
     const int nq = nr - q0 < TILE_ROWS ? nr - q0 : TILE_ROWS;
     int idx[TILE_ROWS];
     for (int q = 0; q < nq; q++) idx[q] = block_row(rows, first, q0 + q);
     double *b = buf + (size_t)q0 * ldb;
-    if (op->cache) {
-      for (int q = 0; q < nq; q++) kv[q0 + q] = op->cache + idx[q] * n2 + j0;
-      continue;
-    }
     if (op->single) {
       float v[TILE_ROWS * TILE];
       const float *vals[TILE_ROWS];

@@ -15,7 +15,6 @@
 suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "compile_c.R"))
 source(file.path("inst", "benchmarks", "options.R"))
-args <- commandArgs(trailingOnly = TRUE)
 n <- if (length(args) >= 1L) as.integer(args[[1L]]) else 100000L
 reps <- if (length(args) >= 2L) as.integer(args[[2L]]) else 5L
 out_csv <- if (length(args) >= 3L) args[[3L]] else

@@ -32,7 +32,6 @@
 library(sddgp)
 source(file.path("inst", "benchmarks", "options.R"))
 
-args <- commandArgs(trailingOnly = TRUE)
 scale <- if (length(args) >= 1) as.numeric(args[1]) else 1
 seeds <- if (length(args) >= 2) as.integer(args[2]) else 5L
 output <- if (length(args) >= 3) args[3] else "inst/extdata/benchmarks/mini_meta.csv"

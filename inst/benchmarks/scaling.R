@@ -67,21 +67,20 @@ for (rep in seq_len(reps)) for (precision in precisions) for (n in sizes) {
 res <- do.call(rbind, rows)
 res$machine <- machine_description()
 res$date <- format(Sys.Date())
-med <- function(x) stats::median(x)
 for (precision in precisions) {
   two <- res[res$threads == 2L & res$precision == precision, ]
-  t100k <- med(two$seconds_per_1000_steps[two$n == 1e5])
+  t100k <- stats::median(two$seconds_per_1000_steps[two$n == 1e5])
   for (n in sizes) {
     at <- two[two$n == n, ]
     cat(sprintf("%s, n = %8.0f: %7.1f s per 1000 steps on 2 threads (median of %d; %s), peak RSS %6.0f MB, t(n)/t(100k) = %.2f\n",
-                precision, n, med(at$seconds_per_1000_steps), nrow(at),
+                precision, n, stats::median(at$seconds_per_1000_steps), nrow(at),
                 paste(sprintf("%.1f", at$seconds_per_1000_steps), collapse = ", "),
-                max(at$peak_rss_mb), med(at$seconds_per_1000_steps) / t100k))
+                max(at$peak_rss_mb), stats::median(at$seconds_per_1000_steps) / t100k))
   }
   one <- res[res$n == 1e5 & res$precision == precision, ]
   if (any(one$threads == 1L)) {
     cat(sprintf("%s, n = 100000: 1 -> 2 threads speed-up %.2f (medians), identical results in every repetition: %s\n",
-                precision, med(one$seconds[one$threads == 1L]) / med(one$seconds[one$threads == 2L]),
+                precision, stats::median(one$seconds[one$threads == 1L]) / stats::median(one$seconds[one$threads == 2L]),
                 all(one$identical_across_threads)))
   }
 }

@@ -14,7 +14,6 @@
 # step-size estimate, the kernel cache, the trace's own evaluations).
 suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "options.R"))
-args <- commandArgs(trailingOnly = TRUE)
 reps <- if (length(args) >= 1L) as.integer(args[[1L]]) else 3L
 exact <- if (length(args) >= 2L) as.logical(args[[2L]]) else TRUE
 out_csv <- if (length(args) >= 3L) args[[3L]] else

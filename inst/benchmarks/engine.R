@@ -69,13 +69,10 @@ time_median <- function(f) {
 set.seed(1)
 rows <- list()
 for (d in c(8L, 26L, 90L)) {
-  # Scaled inputs uniform on [0, sqrt(d)]^d: typical distances d / sqrt(6),
-  # so beyond d = 8 most kernel values are tiny (the branch-free kernel
-  # code takes the same time whatever the values, but the relative
-  # differences reported for d = 90 compare near-zero products).
-  x <- matrix(stats::runif(n * d), n, d) * sqrt(d)
-  batch <- x[sample.int(n, B), , drop = FALSE]
-  spec <- sddgp:::kernel_spec(matern(3/2, 1, 1))
+  inputs <- engine_inputs(n, d, B)
+  x <- inputs$x
+  batch <- inputs$batch
+  spec <- inputs$spec
   for (cols in c(1L, 65L)) {
     A <- matrix(stats::rnorm(n * cols), n, cols)
     for (threads in 1:2) {

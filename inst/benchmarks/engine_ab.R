@@ -22,16 +22,16 @@ reps <- as.integer(option("reps", "5"))
 one_build <- function(lib) {
   code <- sprintf('
     suppressPackageStartupMessages(library(sddgp, lib.loc = "%s"))
+    source(file.path("inst", "benchmarks", "options.R"))
     n <- %d; B <- 512L
     set.seed(1)
     for (d in c(%s)) {
-      x <- matrix(runif(n * d), n, d) * sqrt(d)
-      batch <- x[sample.int(n, B), , drop = FALSE]
-      spec <- sddgp:::kernel_spec(matern(3/2, 1, 1))
+      inputs <- engine_inputs(n, d, B)
       for (cols in c(1L, 65L)) {
         A <- matrix(rnorm(n * cols), n, cols)
         for (precision in c("double", "single")) {
-          f <- function() .Call(sddgp:::C_kernel_matmul, batch, x, spec, A, precision, 2L)
+          f <- function() .Call(sddgp:::C_kernel_matmul, inputs$batch, inputs$x,
+                                inputs$spec, A, precision, 2L)
           f()
           t <- median(vapply(seq_len(%d), function(i) system.time(f())[["elapsed"]], 0))
           cat(sprintf("%%d,%%d,%%s,%%.6g\\n", d, cols, precision, B * n / t))

@@ -2,7 +2,8 @@
 # --name=value from the arguments, split_list() splits a comma-separated
 # value, machine_description() and load_average() say where and how busy,
 # append_result() records a result as soon as it exists (the long scripts
-# resume from their CSV), replace_rows() replaces one machine's rows.
+# resume from their CSV), replace_rows() replaces one machine's rows,
+# engine_inputs() makes the inputs of the engine benchmarks.
 args <- commandArgs(trailingOnly = TRUE)
 option <- function(name, default) {
   hit <- grep(paste0("^--", name, "="), args, value = TRUE)
@@ -55,4 +56,16 @@ replace_rows <- function(rows, path, keys) {
     old <- old[!key(old) %in% key(rows), , drop = FALSE]
   }
   invisible(append_result(old, rows, path))
+}
+
+# The engine benchmarks' problem (engine.R, engine_ab.R): n points and a
+# batch of B of them, Matern-3/2 with unit length scale.  Scaled inputs
+# uniform on [0, sqrt(d)]^d: typical distances d / sqrt(6), so beyond d = 8
+# most kernel values are tiny (the branch-free kernel code takes the same
+# time whatever the values, but relative differences at d = 90 compare
+# near-zero products).
+engine_inputs <- function(n, d, B) {
+  x <- matrix(stats::runif(n * d), n, d) * sqrt(d)
+  list(x = x, batch = x[sample.int(n, B), , drop = FALSE],
+       spec = sddgp:::kernel_spec(sddgp::matern(3/2, 1, 1)))
 }

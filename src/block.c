@@ -35,7 +35,13 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
  *   load of p2's coordinates serves four sums.  At d = 26 or more the
  *   coordinates of a tile outgrow L1, and with one point at a time every
  *   point reloaded them, so the loads, not the arithmetic, set the pace.
- *   Every sum runs over the coordinates in the same order either way. */
+ *   The four points' coordinates are first copied side by side (xq),
+ *   COORD_BLOCK coordinates at a time: in place they lie n1 apart, and
+ *   with n1 a multiple of 512 (a batch of 512 points) all of one point's
+ *   coordinates fall in the same L1 set and evict each other.
+ *   Every sum runs over the coordinates in the same order either way (a
+ *   block's sums start from the previous block's). */
+#define COORD_BLOCK 64
 #define DEFINE_SQ_DIST(SUFFIX, T, COORDS, W)                                  \
   static inline void sq_dist_lanes##SUFFIX(const T *xi, size_t n1,            \
                                            const points *p2, int j0, T *r2)   \
@@ -53,14 +59,20 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
     for (int w = 0; w < W; w++) r2[w] = s[w];                                 \
   }                                                                           \
                                                                               \
-  SDDGP_INLINE void sq_dist_lanes4##SUFFIX(const T *const *xi, size_t n1,     \
+  SDDGP_INLINE void sq_dist_lanes4##SUFFIX(const T *xq, int c0, int c1,    \
                                            const points *p2, int j0,          \
                                            T *const *r2)                      \
   {                                                                           \
-    T s0[W] = {0}, s1[W] = {0}, s2[W] = {0}, s3[W] = {0};                     \
-    for (int c = 0; c < p2->d; c++) {                                         \
-      const size_t at = c * n1;                                               \
-      const T x0 = xi[0][at], x1 = xi[1][at], x2 = xi[2][at], x3 = xi[3][at]; \
+    T s0[W], s1[W], s2[W], s3[W];                                             \
+    for (int w = 0; w < W; w++) {                                             \
+      s0[w] = c0 ? r2[0][w] : 0;                                              \
+      s1[w] = c0 ? r2[1][w] : 0;                                              \
+      s2[w] = c0 ? r2[2][w] : 0;                                              \
+      s3[w] = c0 ? r2[3][w] : 0;                                              \
+    }                                                                         \
+    for (int c = c0; c < c1; c++) {                                           \
+      const T *x = xq + 4 * (c - c0);                                         \
+      const T x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];                     \
       const T *col = p2->COORDS + c * (size_t)p2->n + j0;                     \
       _Pragma("omp simd")                                                     \
       for (int w = 0; w < W; w++) {                                           \
@@ -119,12 +131,18 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
         xi[k] = p1->COORDS + idx[q + k];                                      \
         out[k] = r2 + (q + k) * ld;                                           \
       }                                                                       \
-      int t = 0;                                                              \
-      for (; t + W <= len; t += W) {                                          \
-        T *const at[4] = {out[0] + t, out[1] + t, out[2] + t, out[3] + t};    \
-        sq_dist_lanes4##SUFFIX(xi, n1, p2, j0 + t, at);                       \
+      const int full = len - len % W;                                         \
+      for (int c0 = 0; c0 < p2->d; c0 += COORD_BLOCK) {                       \
+        const int c1 = p2->d - c0 < COORD_BLOCK ? p2->d : c0 + COORD_BLOCK;   \
+        T xq[4 * COORD_BLOCK];                                                \
+        for (int c = c0; c < c1; c++)                                         \
+          for (int k = 0; k < 4; k++) xq[4 * (c - c0) + k] = xi[k][c * n1];   \
+        for (int t = 0; t < full; t += W) {                                   \
+          T *const at[4] = {out[0] + t, out[1] + t, out[2] + t, out[3] + t};  \
+          sq_dist_lanes4##SUFFIX(xq, c0, c1, p2, j0 + t, at);                 \
+        }                                                                     \
       }                                                                       \
-      for (; t < len; t++)                                                    \
+      for (int t = full; t < len; t++)                                        \
         for (int k = 0; k < 4; k++)                                           \
           out[k][t] = sq_dist_one##SUFFIX(xi[k], n1, p2, j0 + t);             \
     }                                                                         \

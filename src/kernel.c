@@ -71,13 +71,13 @@ double kernel_dr2(const kernel *k, double r2)
 SDDGP_HOT
 void kernel_apply(const kernel *k, double *r2, int len)
 {
-  KERNEL_APPLY(double, vm_exp_nonpositive, vm_sqrt_nonnegative, vm_max)
+  KERNEL_APPLY(double, vm_exp_nonpositive, sqrt, vm_max)
 }
 
 SDDGP_HOT
 void kernel_apply32(const kernel *k, float *r2, int len)
 {
-  KERNEL_APPLY(float, vm_expf_nonpositive, vm_sqrtf_nonnegative, vm_maxf)
+  KERNEL_APPLY(float, vm_expf_nonpositive, sqrtf, vm_maxf)
 }
 #undef KERNEL_APPLY
 

@@ -1,8 +1,9 @@
-/* exp and sqrt as straight-line arithmetic, so that loops over arrays of
- * kernel arguments vectorise.  libm's exp() is a function call, and under
- * R's default flags (errno-setting math) the compiler will not vectorise a
- * loop containing sqrt() either: both leave the kernel loops scalar.
- * These versions are accurate to a few units in the last place.
+/* exp and cos as straight-line arithmetic, so that loops over arrays of
+ * kernel arguments vectorise: libm's versions are function calls, which
+ * leave the loops scalar.  These are accurate to a few units in the last
+ * place.  sqrt() needs no such help: configure compiles the package with
+ * -fno-math-errno, under which sqrt() is the vector square-root
+ * instruction (correctly rounded, and cheaper than Newton's iteration).
  * No R headers: part of the numerical core. */
 #ifndef SDDGP_VMATH_H
 #define SDDGP_VMATH_H
@@ -13,8 +14,8 @@
 /* The hot loops (kernel values, distances, dot products) are compiled
  * once for the baseline instruction set and, with GCC on x86-64 Linux, also
  * for AVX2+FMA and AVX-512, chosen at load time for the CPU at hand.  This
- * needs no compiler flags (the package must build with R's defaults, so no
- * -march).  The choice is fixed per machine, so results do not depend on
+ * needs no instruction-set flags (the package must build with R's
+ * defaults, so no -march).  The choice is fixed per machine, so results do not depend on
  * the thread count; different CPUs may differ in the last bits (FMA).
  * Define SDDGP_NO_CLONES to build the baseline only. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
@@ -89,22 +90,6 @@ static inline double vm_exp_nonpositive(double x)
   /* (k + 1023) << 52 is 2^k; the shifter's own bits drop out of the shift. */
   return p * vm_bits_to_double((vm_double_to_bits(t) + 1023) << 52);
 }
-
-/* sqrt(x) for x >= 0: Newton's iteration for 1/sqrt(x) from a bit-level
- * first guess (relative error below 3.5%, so three steps reach 3e-11),
- * then a final Newton correction of x / sqrt(x), which squares the error:
- * within 1 ulp of libm's sqrt on 2e7 random arguments.  sqrt(0) = 0. */
-static inline double vm_sqrt_nonnegative(double x)
-{
-  double y = vm_bits_to_double(0x5fe6eb50c7b537a9ULL - (vm_double_to_bits(x) >> 1));
-  const double half = 0.5 * x;
-  y = y * (1.5 - half * y * y);
-  y = y * (1.5 - half * y * y);
-  y = y * (1.5 - half * y * y);
-  const double s = x * y;
-  return s + 0.5 * y * (x - s * s);
-}
-
 
 /* cos(x), the random Fourier features' cosine: x = k pi/2 + r with
  * |r| <= pi/4 (pi/2 in three parts, Cody and Waite, exact products for
@@ -188,21 +173,6 @@ static inline float vm_expf_nonpositive(float x)
   p = p * r + 1.0f;
   p = p * r + 1.0f;
   return p * vm_bits_to_float((vm_float_to_bits(t) + 127) << 23);
-}
-
-/* sqrt(x) for x >= 0 as vm_sqrt_nonnegative, with two Newton steps (the
- * first guess is within 3.5%, so two reach 5e-6 and the final correction
- * float precision).  The first guess is taken at max(x, 1e-30) so that it
- * stays finite for subnormal x; below 1e-30 the result is then a few
- * 1e-15 off, which no kernel value can see. */
-static inline float vm_sqrtf_nonnegative(float x)
-{
-  float y = vm_bits_to_float(0x5f375a86u - (vm_float_to_bits(vm_maxf(x, 1e-30f)) >> 1));
-  const float half = 0.5f * x;
-  y = y * (1.5f - half * y * y);
-  y = y * (1.5f - half * y * y);
-  const float s = x * y;
-  return s + 0.5f * y * (x - s * s);
 }
 
 #endif

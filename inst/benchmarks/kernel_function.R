@@ -1,10 +1,11 @@
 # The Matern-3/2 function alone (sqrt, exp and a few multiplies per value),
 # the part of every on-the-fly kernel entry that engine.R finds dominant at
-# small d: sddgp's straight-line exp and sqrt (src/vmath.h, compiled with
-# R's default flags, so the AVX-512 clone the package itself picks) against
-# the fastest libm route, glibc's vector math library (libmvec's AVX-512
-# exp and the hardware square root), which GCC only uses under
-# -ffast-math -march=x86-64-v4, flags a package may not set.  Both run over
+# small d: sddgp's straight-line exp (src/vmath.h) and the hardware square
+# root, compiled as the package is (R's flags plus configure's
+# -fno-math-errno; the AVX-512 clone the package itself picks) against the
+# fastest libm route, glibc's vector math library (libmvec's AVX-512 exp
+# and the hardware square root), which GCC only uses under -ffast-math
+# -march=x86-64-v4, flags a package may not set.  Both run over
 # the same 256 arguments in L1, one thread, in alternating rounds.
 # x86-64 Linux with GCC and AVX-512 only (checked before running).
 #
@@ -63,10 +64,10 @@ SEXP %s(SEXP passes)
 
 vmath <- compile_c(
   timed_src("time_vmath", list(
-    include = '#include "vmath.h"', attr = "SDDGP_HOT",
-    sqrt = "vm_sqrt_nonnegative(vm_max(r2[i], 0.0))", exp = "vm_exp_nonpositive(-r)")),
+    include = '#include <math.h>\n#include "vmath.h"', attr = "SDDGP_HOT",
+    sqrt = "sqrt(vm_max(r2[i], 0.0))", exp = "vm_exp_nonpositive(-r)")),
   "time_vmath",
-  makevars = sprintf("PKG_CPPFLAGS = -I%s\nPKG_CFLAGS = $(SHLIB_OPENMP_CFLAGS)",
+  makevars = sprintf("PKG_CPPFLAGS = -I%s\nPKG_CFLAGS = $(SHLIB_OPENMP_CFLAGS) -fno-math-errno",
                      normalizePath(file.path("src"))))
 libmvec <- compile_c(
   timed_src("time_libmvec", list(
@@ -80,7 +81,7 @@ rates <- t(replicate(rounds, c(
   libmvec = 256 * passes / .Call(libmvec$time_libmvec, passes))))
 med <- apply(rates, 2, median)
 cat(sprintf("Matern-3/2 values per second, one thread, median of %d rounds:\n", rounds))
-cat(sprintf("  sddgp vmath.h (R's default flags):          %.3g\n", med[["sddgp"]]))
+cat(sprintf("  sddgp (R flags and -fno-math-errno):          %.3g\n", med[["sddgp"]]))
 cat(sprintf("  glibc libmvec (-ffast-math -march=x86-64-v4): %.3g\n", med[["libmvec"]]))
 cat(sprintf("  ratio sddgp / libmvec: %.2f (per round: %s)\n", med[["sddgp"]] / med[["libmvec"]],
             paste(sprintf("%.2f", rates[, "sddgp"] / rates[, "libmvec"]), collapse = " ")))

@@ -37,8 +37,9 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
  *   point reloaded them, so the loads, not the arithmetic, set the pace.
  *   The four points' coordinates are first copied side by side (xq),
  *   COORD_BLOCK coordinates at a time: in place they lie n1 apart, and
- *   with n1 a multiple of 512 (a batch of 512 points) all of one point's
- *   coordinates fall in the same L1 set and evict each other.
+ *   where n1 doubles make a multiple of 4 KB (a separate matrix of 512
+ *   points) all of one point's coordinates fall in the same L1 set and
+ *   evict each other.
  *   Every sum runs over the coordinates in the same order either way (a
  *   block's sums start from the previous block's). */
 #define COORD_BLOCK 64
@@ -59,7 +60,7 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
     for (int w = 0; w < W; w++) r2[w] = s[w];                                 \
   }                                                                           \
                                                                               \
-  SDDGP_INLINE void sq_dist_lanes4##SUFFIX(const T *xq, int c0, int c1,    \
+  SDDGP_INLINE void sq_dist_lanes4##SUFFIX(const T *xq, int c0, int c1,      \
                                            const points *p2, int j0,          \
                                            T *const *r2)                      \
   {                                                                           \

@@ -37,7 +37,8 @@ double kernel_dr2(const kernel *k, double r2)
 }
 
 /* The family's formula over an array of squared distances r2 (in place),
- * in the precision of T with that precision's vmath.h functions.  The
+ * in the precision of T with that precision's exp from vmath.h and sqrt
+ * from libm (a vector instruction under configure's -fno-math-errno).  The
  * switch sits outside the loops so each loop body is branch-free
  * straight-line arithmetic that vectorises. */
 #define KERNEL_APPLY(T, EXP, SQRT, MAX)                                      \

@@ -58,6 +58,20 @@
 #'   fast (measurements: `system.file("benchmarks", "README.md", package =
 #'   "sddgp")`).
 #'
+#'   In double precision, squared distances are formed from the points'
+#'   squared norms and inner products, \eqn{|x|^2 + |y|^2 - 2 x^\top y}
+#'   (one multiply-add per coordinate instead of two operations), where
+#'   that is accurate: for every kernel but Matern-1/2, whose value near zero
+#'   distance is too sensitive to the cancellation, and when the training
+#'   inputs are centred (the squared norm of their mean, in length scales, at
+#'   most their mean squared distance from it; [gp_sdd()] centres them unless
+#'   `standardize = FALSE`). A kernel value is then within a few times
+#'   \eqn{d \epsilon (|x|^2 + |y|^2)} of its exact value, relative to the
+#'   kernel variance, with \eqn{\epsilon} = 1.1e-16 and the points in
+#'   length scales; a point's distance to itself, or to an exact duplicate,
+#'   is exactly zero. Otherwise, and in single precision, distances are sums
+#'   of squared differences.
+#'
 #' @section Trace metrics: With `reference` or `test_x` and `test_y`, the
 #'   fit's `trace` gains columns evaluated for the posterior mean's system at
 #'   the iterations `trace_at` (or every `trace_every`, by default every

@@ -19,109 +19,128 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
  * milliseconds, so polls are frequent and cost nothing. */
 #define BUILD_SLAB_WORK 1e8
 
-/* Squared distances from point i of p1 to W points of p2 at once, one per
- * SIMD lane, summed over the coordinates in registers (the compiler will
- * not vectorise a loop over points with a variable-length loop over
- * coordinates inside).  Every distance the package uses is computed by
- * these functions, or by the single-point remainder, which sums in the
- * same order, so a kernel value has the same bits whichever way it is
- * reached.  They are written once for both precisions: T the type, COORDS
- * the points' coordinates in it (x or x32), W the lanes (one AVX-512
- * vector), and SUFFIX names the set:
- *   sq_dist_points<SUFFIX>(p1, i, p2, j0, len, r2): distances from
- *   point i of p1 to points j0..j0+len-1 of p2;
- *   sq_dist_rows<SUFFIX>(p1, idx, nr, p2, j0, len, r2, ld): the same for
- *   the nr points idx[q] of p1, into r2 + q * ld, four at a time: each
- *   load of p2's coordinates serves four sums.  At d = 26 or more the
- *   coordinates of a tile outgrow L1, and with one point at a time every
- *   point reloaded them, so the loads, not the arithmetic, set the pace.
- *   The four points' coordinates are first copied side by side (xq),
- *   COORD_BLOCK coordinates at a time: in place they lie n1 apart, and
- *   where n1 doubles make a multiple of 4 KB (a separate matrix of 512
- *   points) all of one point's coordinates fall in the same L1 set and
- *   evict each other.
- *   Every sum runs over the coordinates in the same order either way (a
- *   block's sums start from the previous block's). */
+/* Squared distances from point i of p1 to points of p2, as sums over the
+ * coordinates of one of two terms: the squared differences, or the
+ * products, from which r2 = (|x|^2 + |y|^2) - 2 x'y with the points'
+ * squared norms (sq_norms; see block_uses_norms for where, and why).
+ * The W points of a vector are summed at once, one per SIMD lane, in
+ * registers (the compiler will not vectorise a loop over points with a
+ * variable-length loop over coordinates inside).  Every sum runs over the
+ * coordinates in order, however it is reached (W lanes, four rows, one
+ * point), so a distance has the same bits whichever way it is computed.
+ * Written once for both terms and both precisions: T the type, COORDS the
+ * points' coordinates in it (x or x32), W the lanes (one AVX-512 vector),
+ * TERM the term and FINISH(s, nx, q, ny, j) the distance from the sum s
+ * for row q and column j (nx and ny the norms, NULL for differences),
+ * SUFFIX names the set:
+ *   coord_dist_points<SUFFIX>(p1, i, nxi, p2, j0, len, ny, r2): point i
+ *   of p1 (norm nxi) against points j0..j0+len-1 of p2 (norms ny[0..len-1]);
+ *   coord_dist_rows<SUFFIX>(p1, idx, nr, nx, p2, j0, len, ny, r2, ld): the
+ *   same for the nr points idx[q] of p1 (norms nx[q]), into r2 + q * ld,
+ *   four at a time: each load of p2's coordinates serves four sums.  At
+ *   d = 26 or more the coordinates of a tile outgrow L1, and with one point
+ *   at a time every point reloaded them, so the loads, not the arithmetic,
+ *   set the pace.  The four points' coordinates are first copied side by
+ *   side (xq), COORD_BLOCK coordinates at a time: in place they lie n1
+ *   apart, and where n1 doubles make a multiple of 4 KB (a separate matrix
+ *   of 512 points) all of one point's coordinates fall in the same L1 set
+ *   and evict each other.  A block's sums start from the previous block's,
+ *   and the last block finishes them. */
 #define COORD_BLOCK 64
-#define DEFINE_SQ_DIST(SUFFIX, T, COORDS, W)                                  \
-  static inline void sq_dist_lanes##SUFFIX(const T *xi, size_t n1,            \
-                                           const points *p2, int j0, T *r2)   \
+#define SQ_DIFF(a, b) (((a) - (b)) * ((a) - (b)))
+#define SUM_IS_DIST(s, nx, q, ny, j) ((void)(nx), (void)(q), (void)(ny), (void)(j), (s))
+#define PRODUCT(a, b) ((a) * (b))
+#define DIST_FROM_NORMS(s, nx, q, ny, j) (((nx)[q] + (ny)[j]) - 2 * (s))
+#define DEFINE_COORD_DIST(SUFFIX, T, COORDS, W, TERM, FINISH)                 \
+  static inline void coord_dist_lanes##SUFFIX(                                \
+      const T *xi, size_t n1, const T *nxi, const points *p2, int j0,         \
+      const T *ny, int t, T *r2)                                              \
   {                                                                           \
+    const T *coords = p2->COORDS + j0 + t;                                    \
+    const size_t n2 = (size_t)p2->n;                                          \
     T s[W] = {0};                                                             \
     for (int c = 0; c < p2->d; c++) {                                         \
-      const T xc = xi[c * n1];                                                \
-      const T *col = p2->COORDS + c * (size_t)p2->n;                          \
+      const T xc = xi[c * n1], *col = coords + c * n2;                        \
       _Pragma("omp simd")                                                     \
-      for (int w = 0; w < W; w++) {                                           \
-        const T diff = xc - col[j0 + w];                                      \
-        s[w] += diff * diff;                                                  \
-      }                                                                       \
+      for (int w = 0; w < W; w++) s[w] += TERM(xc, col[w]);                   \
     }                                                                         \
-    for (int w = 0; w < W; w++) r2[w] = s[w];                                 \
+    _Pragma("omp simd")                                                       \
+    for (int w = 0; w < W; w++) r2[w] = FINISH(s[w], nxi, 0, ny, t + w);      \
   }                                                                           \
                                                                               \
-  SDDGP_INLINE void sq_dist_lanes4##SUFFIX(const T *xq, int c0, int c1,      \
-                                           const points *p2, int j0,          \
-                                           T *const *r2)                      \
+  /* Sums over coordinates c0..c1-1 of four rows (xq) against W points,     \
+   * added to o[k] unless c0 = 0; the last block (c1 = d) finishes them. */  \
+  SDDGP_INLINE void coord_dist_lanes4##SUFFIX(                                \
+      const T *xq, int c0, int c1, const points *p2, int j0, const T *nx,     \
+      int q, const T *ny, int t, T *const *o)                                 \
   {                                                                           \
+    const T *coords = p2->COORDS + j0 + t;                                    \
+    const size_t n2 = (size_t)p2->n;                                          \
     T s0[W], s1[W], s2[W], s3[W];                                             \
     for (int w = 0; w < W; w++) {                                             \
-      s0[w] = c0 ? r2[0][w] : 0;                                              \
-      s1[w] = c0 ? r2[1][w] : 0;                                              \
-      s2[w] = c0 ? r2[2][w] : 0;                                              \
-      s3[w] = c0 ? r2[3][w] : 0;                                              \
+      s0[w] = c0 ? o[0][w] : 0;                                               \
+      s1[w] = c0 ? o[1][w] : 0;                                               \
+      s2[w] = c0 ? o[2][w] : 0;                                               \
+      s3[w] = c0 ? o[3][w] : 0;                                               \
     }                                                                         \
     for (int c = c0; c < c1; c++) {                                           \
       const T *x = xq + 4 * (c - c0);                                         \
       const T x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];                     \
-      const T *col = p2->COORDS + c * (size_t)p2->n + j0;                     \
+      const T *col = coords + c * n2;                                         \
       _Pragma("omp simd")                                                     \
       for (int w = 0; w < W; w++) {                                           \
-        const T d0 = x0 - col[w], d1 = x1 - col[w];                           \
-        const T d2 = x2 - col[w], d3 = x3 - col[w];                           \
-        s0[w] += d0 * d0;                                                     \
-        s1[w] += d1 * d1;                                                     \
-        s2[w] += d2 * d2;                                                     \
-        s3[w] += d3 * d3;                                                     \
+        s0[w] += TERM(x0, col[w]);                                            \
+        s1[w] += TERM(x1, col[w]);                                            \
+        s2[w] += TERM(x2, col[w]);                                            \
+        s3[w] += TERM(x3, col[w]);                                            \
       }                                                                       \
     }                                                                         \
+    if (c1 < p2->d) {                                                         \
+      for (int w = 0; w < W; w++) {                                           \
+        o[0][w] = s0[w];                                                      \
+        o[1][w] = s1[w];                                                      \
+        o[2][w] = s2[w];                                                      \
+        o[3][w] = s3[w];                                                      \
+      }                                                                       \
+      return;                                                                 \
+    }                                                                         \
+    _Pragma("omp simd")                                                       \
     for (int w = 0; w < W; w++) {                                             \
-      r2[0][w] = s0[w];                                                       \
-      r2[1][w] = s1[w];                                                       \
-      r2[2][w] = s2[w];                                                       \
-      r2[3][w] = s3[w];                                                       \
+      o[0][w] = FINISH(s0[w], nx, q, ny, t + w);                              \
+      o[1][w] = FINISH(s1[w], nx, q + 1, ny, t + w);                          \
+      o[2][w] = FINISH(s2[w], nx, q + 2, ny, t + w);                          \
+      o[3][w] = FINISH(s3[w], nx, q + 3, ny, t + w);                          \
     }                                                                         \
   }                                                                           \
                                                                               \
-  static inline T sq_dist_one##SUFFIX(const T *xi, size_t n1,                 \
-                                      const points *p2, int j)                \
+  static inline T coord_sum_one##SUFFIX(const T *xi, size_t n1,               \
+                                        const points *p2, int j)              \
   {                                                                           \
     T s = 0;                                                                  \
-    for (int c = 0; c < p2->d; c++) {                                         \
-      const T diff = xi[c * n1] - p2->COORDS[c * (size_t)p2->n + j];          \
-      s += diff * diff;                                                       \
-    }                                                                         \
+    for (int c = 0; c < p2->d; c++)                                           \
+      s += TERM(xi[c * n1], p2->COORDS[c * (size_t)p2->n + j]);               \
     return s;                                                                 \
   }                                                                           \
                                                                               \
   SDDGP_HOT                                                                   \
-  static void sq_dist_points##SUFFIX(const points *p1, int i,                 \
-                                     const points *p2, int j0, int len,       \
-                                     T *r2)                                   \
+  static void coord_dist_points##SUFFIX(const points *p1, int i,              \
+                                        const T *nxi, const points *p2,       \
+                                        int j0, int len, const T *ny, T *r2)  \
   {                                                                           \
     const T *xi = p1->COORDS + i;                                             \
     const size_t n1 = (size_t)p1->n;                                          \
     int t = 0;                                                                \
     for (; t + W <= len; t += W)                                              \
-      sq_dist_lanes##SUFFIX(xi, n1, p2, j0 + t, r2 + t);                      \
+      coord_dist_lanes##SUFFIX(xi, n1, nxi, p2, j0, ny, t, r2 + t);           \
     for (; t < len; t++)                                                      \
-      r2[t] = sq_dist_one##SUFFIX(xi, n1, p2, j0 + t);                        \
+      r2[t] = FINISH(coord_sum_one##SUFFIX(xi, n1, p2, j0 + t), nxi, 0, ny, t); \
   }                                                                           \
                                                                               \
   SDDGP_HOT                                                                   \
-  static void sq_dist_rows##SUFFIX(const points *p1, const int *idx, int nr,  \
-                                   const points *p2, int j0, int len, T *r2,  \
-                                   size_t ld)                                 \
+  static void coord_dist_rows##SUFFIX(const points *p1, const int *idx,       \
+                                      int nr, const T *nx, const points *p2,  \
+                                      int j0, int len, const T *ny, T *r2,    \
+                                      size_t ld)                              \
   {                                                                           \
     const size_t n1 = (size_t)p1->n;                                          \
     int q = 0;                                                                \
@@ -140,25 +159,110 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
           for (int k = 0; k < 4; k++) xq[4 * (c - c0) + k] = xi[k][c * n1];   \
         for (int t = 0; t < full; t += W) {                                   \
           T *const at[4] = {out[0] + t, out[1] + t, out[2] + t, out[3] + t};  \
-          sq_dist_lanes4##SUFFIX(xq, c0, c1, p2, j0 + t, at);                 \
+          coord_dist_lanes4##SUFFIX(xq, c0, c1, p2, j0, nx, q, ny, t, at);    \
         }                                                                     \
       }                                                                       \
       for (int t = full; t < len; t++)                                        \
         for (int k = 0; k < 4; k++)                                           \
-          out[k][t] = sq_dist_one##SUFFIX(xi[k], n1, p2, j0 + t);             \
+          out[k][t] = FINISH(coord_sum_one##SUFFIX(xi[k], n1, p2, j0 + t),    \
+                             nx, q + k, ny, t);                               \
     }                                                                         \
     for (; q < nr; q++)                                                       \
-      sq_dist_points##SUFFIX(p1, idx[q], p2, j0, len, r2 + q * ld);           \
+      coord_dist_points##SUFFIX(p1, idx[q], nx ? nx + q : NULL, p2, j0, len,  \
+                                ny, r2 + q * ld);                             \
   }
 
-DEFINE_SQ_DIST(, double, x, 8)
-DEFINE_SQ_DIST(32, float, x32, 16)
-#undef DEFINE_SQ_DIST
+DEFINE_COORD_DIST(, double, x, 8, SQ_DIFF, SUM_IS_DIST)
+DEFINE_COORD_DIST(_dot, double, x, 8, PRODUCT, DIST_FROM_NORMS)
+DEFINE_COORD_DIST(32, float, x32, 16, SQ_DIFF, SUM_IS_DIST)
+#undef DEFINE_COORD_DIST
+#undef SQ_DIFF
+#undef SUM_IS_DIST
+#undef PRODUCT
+#undef DIST_FROM_NORMS
+
+/* Squared distances in double precision for the kernel blocks: from
+ * norms and inner products, r2 = (|x|^2 + |y|^2) - 2 x'y, or as sums of
+ * squared differences.  The first needs one multiply-add per coordinate
+ * instead of a subtraction and a multiply-add, but it cancels: its error
+ * is a few units of rounding of |x|^2 + |y|^2 (times about d), however
+ * close the points.  So it is used where that is small:
+ * - for every family but Matern-1/2.  The others are flat in r2 at r2 = 0,
+ *   so the error moves a kernel value by about as much again, relative to
+ *   k(0); Matern-1/2 has k = exp(-r), slope -1 in r = sqrt(r2) at 0, and an
+ *   error e in r2 would give near-duplicate points an error of sqrt(e);
+ * - where the column points (the training points) are centred: the norm
+ *   of their mean at most their spread about it (both squared, per point).
+ *   Points close to a column point then have norms of the order of the
+ *   spread, and points far from all of them have r2 of the order of their
+ *   own norms.  gp_sdd() centres by default (standardize = TRUE).
+ * The norms are sums of squares in the inner products' order, so r2(x, x)
+ * is exactly 0 and r2 is symmetric. */
+static int points_centred(const points *p)
+{
+  double mean2 = 0.0, msq = 0.0;
+  for (int c = 0; c < p->d; c++) {
+    const double *col = p->x + c * (size_t)p->n;
+    double s = 0.0, s2 = 0.0;
+    for (int j = 0; j < p->n; j++) {
+      s += col[j];
+      s2 += col[j] * col[j];
+    }
+    mean2 += (s / p->n) * (s / p->n);
+    msq += s2 / p->n;
+  }
+  return mean2 <= msq - mean2;
+}
+
+int block_uses_norms(const kernel *k, int single, const points *cols)
+{
+  return !single && k->family != KERNEL_MATERN12 && points_centred(cols);
+}
+
+/* ny[t] = |y|^2 for points j0..j0+len-1 of p. */
+SDDGP_HOT
+static void sq_norms(const points *p, int j0, int len, double *ny)
+{
+  for (int t = 0; t < len; t++) ny[t] = 0.0;
+  for (int c = 0; c < p->d; c++) {
+    const double *col = p->x + c * (size_t)p->n + j0;
+    #pragma omp simd
+    for (int t = 0; t < len; t++) ny[t] += col[t] * col[t];
+  }
+}
+
+void block_norms(const points *p, double *out)
+{
+  sq_norms(p, 0, p->n, out);
+}
+
+/* The norms of points j0..j0+len-1 of p: from `all` (block_norms of p) when
+ * given, else computed into buf.  Either way the same bits. */
+static const double *tile_norms(const points *p, const double *all, int j0,
+                                int len, double *buf)
+{
+  if (all) return all + j0;
+  sq_norms(p, j0, len, buf);
+  return buf;
+}
+
+/* r2 of the nr points idx[q] of p1 against points j0..j0+len-1 of p2, into
+ * r2 + q * ld: from the norms of both (nx, ny) where given, else as
+ * differences. */
+static void sq_dist_rows(const points *p1, const int *idx, int nr,
+                         const double *nx, const points *p2, int j0, int len,
+                         const double *ny, double *r2, size_t ld)
+{
+  if (ny)
+    coord_dist_rows_dot(p1, idx, nr, nx, p2, j0, len, ny, r2, ld);
+  else
+    coord_dist_rows(p1, idx, nr, NULL, p2, j0, len, NULL, r2, ld);
+}
 
 void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
                    double *r2)
 {
-  sq_dist_points(p1, i, p2, j0, len, r2);
+  coord_dist_points(p1, i, NULL, p2, j0, len, NULL, r2);
 }
 
 /* The products of kernel values with A, written out so that the compiler
@@ -358,25 +462,47 @@ static void tile_dot(const double *const *kv, int nr, int len, const double *A,
 
 /* Kernel values of a chunk of row points against points j0..j0+len-1 of
  * x2 (block_product's tile function): slices of the cache, or computed into
- * buf four rows at a time (sq_dist_rows).  In single precision the float
- * values, cached or computed from x32, are widened into buf. */
+ * buf four rows at a time (sq_dist_rows, with the tile's norms computed
+ * once for the chunk).  In single precision the float values, cached or
+ * computed from x32 (always as differences: in float the cancellation of
+ * the inner products would cost several digits), are widened into buf. */
 #define TILE_ROWS 4
+typedef struct {
+  const kernel_op *op;
+  int norms; /* distances from norms (block_uses_norms), decided once */
+} tiles_ctx;
+
+static tiles_ctx tiles_for(const kernel_op *op)
+{
+  tiles_ctx t = {op, 0};
+  if (!op->cache)
+    t.norms = op->norms2 || block_uses_norms(op->k, op->single, op->x2);
+  return t;
+}
+
 SDDGP_HOT
 static void block_tiles(const void *ctx, const int *rows, int first, int nr,
                         int j0, int len, double *buf, int ldb,
                         const double **kv)
 {
-  const kernel_op *op = ctx;
+  const kernel_op *op = ((const tiles_ctx *)ctx)->op;
+  const int norms = ((const tiles_ctx *)ctx)->norms;
   const size_t n2 = (size_t)op->x2->n;
   if (op->cache) { /* rows of the symmetric cache, read in place */
     for (int q = 0; q < nr; q++)
       kv[q] = op->cache + block_row(rows, first, q) * n2 + j0;
     return;
   }
+  double nyb[TILE];
+  const double *ny = norms ? tile_norms(op->x2, op->norms2, j0, len, nyb) : NULL;
   for (int q0 = 0; q0 < nr; q0 += TILE_ROWS) {
     const int nq = nr - q0 < TILE_ROWS ? nr - q0 : TILE_ROWS;
     int idx[TILE_ROWS];
-    for (int q = 0; q < nq; q++) idx[q] = block_row(rows, first, q0 + q);
+    double nx[TILE_ROWS];
+    for (int q = 0; q < nq; q++) {
+      idx[q] = block_row(rows, first, q0 + q);
+      if (norms) nx[q] = *tile_norms(op->x1, op->norms1, idx[q], 1, nx + q);
+    }
     double *b = buf + (size_t)q0 * ldb;
     if (op->single) {
       float v[TILE_ROWS * TILE];
@@ -384,7 +510,7 @@ static void block_tiles(const void *ctx, const int *rows, int first, int nr,
       if (op->cache32) {
         for (int q = 0; q < nq; q++) vals[q] = op->cache32 + idx[q] * n2 + j0;
       } else {
-        sq_dist_rows32(op->x1, idx, nq, op->x2, j0, len, v, TILE);
+        coord_dist_rows32(op->x1, idx, nq, NULL, op->x2, j0, len, NULL, v, TILE);
         for (int q = 0; q < nq; q++) {
           vals[q] = v + (size_t)q * TILE;
           kernel_apply32(op->k, v + (size_t)q * TILE, len);
@@ -396,7 +522,7 @@ static void block_tiles(const void *ctx, const int *rows, int first, int nr,
         for (int t = 0; t < len; t++) out[t] = vals[q][t];
       }
     } else {
-      sq_dist_rows(op->x1, idx, nq, op->x2, j0, len, b, (size_t)ldb);
+      sq_dist_rows(op->x1, idx, nq, nx, op->x2, j0, len, ny, b, (size_t)ldb);
       for (int q = 0; q < nq; q++) kernel_apply(op->k, b + (size_t)q * ldb, len);
     }
     for (int q = 0; q < nq; q++) kv[q0 + q] = b + (size_t)q * ldb;
@@ -437,10 +563,11 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
 void kernel_op_row_values(const kernel_op *op, int i, double *out)
 {
   const int n2 = op->x2->n;
+  const tiles_ctx ctx = tiles_for(op);
   for (int j0 = 0; j0 < n2; j0 += TILE) {
     const int len = n2 - j0 < TILE ? n2 - j0 : TILE;
     const double *v;
-    block_tiles(op, &i, 0, 1, j0, len, out + j0, TILE, &v);
+    block_tiles(&ctx, &i, 0, 1, j0, len, out + j0, TILE, &v);
     if (v != out + j0) memcpy(out + j0, v, sizeof(double) * (size_t)len);
   }
 }
@@ -449,7 +576,8 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads)
 {
-  block_product(block_tiles, op, op->x1->d, rows, nrows, op->x2->n, A, ncol,
+  const tiles_ctx ctx = tiles_for(op);
+  block_product(block_tiles, &ctx, op->x1->d, rows, nrows, op->x2->n, A, ncol,
                 out, ldo, nthreads);
 }
 
@@ -464,6 +592,7 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
 {
   const int n2 = op->x2->n, ntiles = (n2 + TILE - 1) / TILE;
   const double work = (double)nrows * n2 * (op->x1->d + ncol);
+  const tiles_ctx ctx = tiles_for(op);
   /* Threads split x2 into tiles: each output entry is summed by one thread,
    * over the rows in order. */
   #pragma omp parallel num_threads(nthreads) \
@@ -479,7 +608,7 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
         memset(out + j0 + (size_t)c * ldo, 0, sizeof(double) * (size_t)len);
       for (int r0 = 0; r0 < nrows; r0 += ROWS_T_GROUP) {
         const int nq = nrows - r0 < ROWS_T_GROUP ? nrows - r0 : ROWS_T_GROUP;
-        block_tiles(op, rows, r0, nq, j0, len, buf, TILE, kt);
+        block_tiles(&ctx, rows, r0, nq, j0, len, buf, TILE, kt);
         /* The rows are dot_16x8's transposed layout, sixteen columns of the
          * tile at a time; the last few are copied out with zeros after them,
          * as a chunk reads sixteen. */
@@ -504,7 +633,8 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
  * than once per column (at d = 80 a build ran 1.4 times as fast).  Small
  * blocks run on one thread (PARALLEL_MIN_WORK). */
 static void block_columns(const kernel *k, const points *p1, const points *p2,
-                          int j0, int j1, int single, void *out, int nthreads)
+                          int j0, int j1, int single, int norms, void *out,
+                          int nthreads)
 {
   const int n1 = p1->n;
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
@@ -512,14 +642,20 @@ static void block_columns(const kernel *k, const points *p1, const points *p2,
   for (int g = j0; g < j1; g += ROW_CHUNK) {
     const int nj = j1 - g < ROW_CHUNK ? j1 - g : ROW_CHUNK;
     int idx[ROW_CHUNK];
+    double nx[ROW_CHUNK];
     for (int q = 0; q < nj; q++) idx[q] = g + q;
+    if (norms) sq_norms(p2, g, nj, nx);
     for (int i0 = 0; i0 < n1; i0 += TILE) {
       const int len = n1 - i0 < TILE ? n1 - i0 : TILE;
       const size_t at = (size_t)g * n1 + i0;
-      if (single)
-        sq_dist_rows32(p2, idx, nj, p1, i0, len, (float *)out + at, (size_t)n1);
-      else
-        sq_dist_rows(p2, idx, nj, p1, i0, len, (double *)out + at, (size_t)n1);
+      if (single) {
+        coord_dist_rows32(p2, idx, nj, NULL, p1, i0, len, NULL, (float *)out + at,
+                          (size_t)n1);
+      } else {
+        double nyb[TILE];
+        const double *ny = norms ? tile_norms(p1, NULL, i0, len, nyb) : NULL;
+        sq_dist_rows(p2, idx, nj, nx, p1, i0, len, ny, (double *)out + at, (size_t)n1);
+      }
       for (int q = 0; q < nj; q++) {
         if (single) kernel_apply32(k, (float *)out + at + (size_t)q * n1, len);
         else kernel_apply(k, (double *)out + at + (size_t)q * n1, len);
@@ -534,9 +670,11 @@ int kernel_block_build(const kernel *k, const points *p1, const points *p2,
 {
   const int n2 = p2->n;
   const int slab = block_slab(n2, (double)p1->n * (p1->d + 1), BUILD_SLAB_WORK);
+  /* Decided on p2, the points of K's columns, as kernel_op decides on x2. */
+  const int norms = block_uses_norms(k, single, p2);
   for (int j0 = 0; j0 < n2; j0 += slab) {
     const int j1 = n2 - j0 < slab ? n2 : j0 + slab;
-    block_columns(k, p1, p2, j0, j1, single, out, nthreads);
+    block_columns(k, p1, p2, j0, j1, single, norms, out, nthreads);
     if (j1 < n2 && callback && callback(ctx, 0, NULL)) return 1;
   }
   return 0;

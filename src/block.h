@@ -34,7 +34,20 @@ typedef struct {
    * multiplied into A and summed in double like the others. */
   int single;
   const float *cache32; /* NULL, or the float K(x2, x2) */
+  /* Squared norms of x1's and x2's points (block_norms, the same array when
+   * x1 == x2), to be given only where block_uses_norms(k, single, x2); or
+   * NULL: then the products decide that themselves and compute the norms
+   * tile by tile, with the same bits. */
+  const double *norms1, *norms2;
 } kernel_op;
+
+/* Does a kernel block in this precision, with these column points, form
+ * squared distances from norms and inner products rather than from
+ * differences (block.c says when, and why)?  A pass over the points. */
+int block_uses_norms(const kernel *k, int single, const points *cols);
+
+/* out[j] = |x_j|^2 for every point of p (p->n values), for kernel_op. */
+void block_norms(const points *p, double *out);
 
 /* out[r + c*ldo] = sum_j K(x1[rows[r]], x2[j]) A[j + c*n2], for r < nrows,
  * c < ncol; rows == NULL means rows 0..nrows-1.  out is overwritten. */

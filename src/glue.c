@@ -146,14 +146,31 @@ int glue_single(SEXP precision, points *p1, points *p2)
   return 1;
 }
 
+static const double *glue_point_norms(const points *p)
+{
+  double *norms = (double *)R_alloc(p->n, sizeof(double));
+  block_norms(p, norms);
+  return norms;
+}
+
+void glue_op_norms(kernel_op *op)
+{
+  if (!block_uses_norms(op->k, op->single, op->x2)) return;
+  op->norms2 = glue_point_norms(op->x2);
+  op->norms1 = op->x1 == op->x2 ? op->norms2 : glue_point_norms(op->x1);
+}
+
 kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
                                SEXP precision, int nthreads, int *interrupted)
 {
   const size_t nn = (size_t)p->n * p->n;
   const int single = glue_single(precision, p, NULL);
-  kernel_op K = {k, p, p, NULL, single, NULL};
+  kernel_op K = {k, p, p, NULL, single, NULL, NULL, NULL};
   *interrupted = 0;
-  if (!Rf_asLogical(use_cache)) return K;
+  if (!Rf_asLogical(use_cache)) {
+    glue_op_norms(&K);
+    return K;
+  }
   void *cache = R_alloc(nn, single ? sizeof(float) : sizeof(double));
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
   glue_trace_init(&tr, 0, 0);

@@ -60,6 +60,11 @@ SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
  * be NULL) get their float coordinates x32, in R-managed memory. */
 int glue_single(SEXP precision, points *p1, points *p2);
 
+/* Gives an operator on the fly the squared norms of its points (kernel_op's
+ * norms1 and norms2, in R-managed memory) where its products use them
+ * (block_uses_norms), so that they are computed once. */
+void glue_op_norms(kernel_op *op);
+
 /* K(p, p) as the operator of a solver: read from a cached matrix when
  * `use_cache` (an R logical: the R side decided that the n x n matrix fits
  * the memory budget), evaluated on the fly otherwise; in the `precision`

@@ -17,7 +17,9 @@ SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP precision,
   if (p1.d != p2.d || a.n != p2.n)
     Rf_error("internal error: non-conformable kernel block product");
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, p1.n, a.d));
-  const kernel_op op = {&k, &p1, &p2, NULL, glue_single(precision, &p1, &p2), NULL};
+  kernel_op op = {&k, &p1, &p2, NULL, glue_single(precision, &p1, &p2), NULL,
+                  NULL, NULL};
+  glue_op_norms(&op);
   const int nthreads = glue_threads(threads);
   /* Rows are summed independently, so slabs give the same bits as one
    * product; nothing here is malloc'ed, so the interrupt may jump out. */

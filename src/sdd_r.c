@@ -22,8 +22,9 @@ static sdd_metrics glue_metrics(SEXP metrics, const kernel *k, const points *x,
   if (!Rf_isNull(tx)) {
     *test_x = glue_points(tx, "test_x");
     if (test_x->d != x->d) Rf_error("internal error: test_x has the wrong columns");
-    const kernel_op op = {k, test_x, x, NULL, 0, NULL};
+    const kernel_op op = {k, test_x, x, NULL, 0, NULL, NULL, NULL};
     *test = op;
+    glue_op_norms(test);
     mt.test = test;
     mt.test_y = glue_doubles(glue_list_get(metrics, "test_y"), test_x->n, "test_y");
   }

@@ -63,9 +63,11 @@ replace_rows <- function(rows, path, keys) {
 # uniform on [0, sqrt(d)]^d: typical distances d / sqrt(6), so beyond d = 8
 # most kernel values are tiny (the branch-free kernel code takes the same
 # time whatever the values, but relative differences at d = 90 compare
-# near-zero products).
+# near-zero products).  Centred, as gp_sdd() centres its inputs (centred
+# points get their squared distances from norms and inner products; see
+# section Single precision of ?sdd_control).
 engine_inputs <- function(n, d, B) {
-  x <- matrix(stats::runif(n * d), n, d) * sqrt(d)
+  x <- (matrix(stats::runif(n * d), n, d) - 0.5) * sqrt(d)
   list(x = x, batch = x[sample.int(n, B), , drop = FALSE],
        spec = sddgp:::kernel_spec(sddgp::matern(3/2, 1, 1)))
 }

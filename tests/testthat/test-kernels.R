@@ -30,6 +30,44 @@ test_that("the C kernel matrix matches the formulas for every family", {
   expect_equal(one(squared_exponential(2, 1)), exp(-1 / 2))
 })
 
+test_that("centred inputs: distances from norms are exact at zero and accurate elsewhere", {
+  # Centred points (as gp_sdd() makes them) get their squared distances from
+  # norms and inner products, except under Matern-1/2; points far from the
+  # origin for their spread get differences.  Near-duplicates (1e-7 apart)
+  # are where the cancellation would show.
+  ls <- c(0.3, 0.7, 1.5, 0.5, 1)
+  x1 <- make_inputs(41, 5, seed = 81) - 0.5
+  x2 <- make_inputs(300, 5, seed = 82) - 0.5
+  x1[41, ] <- x1[1, ]
+  x1[2, ] <- x2[3, ] + 1e-7
+  for (shift in c(0, 100)) {
+    y1 <- x1 + shift
+    y2 <- x2 + shift
+    for (fam in c("matern12", "matern32", "matern52", "se")) {
+      ker <- if (fam == "se") squared_exponential(ls, 2.5) else
+        matern(switch(fam, matern12 = 1/2, matern32 = 3/2, matern52 = 5/2), ls, 2.5)
+      info <- paste(fam, shift)
+      K <- kernel_c(y1, y2, ker)
+      # Absolute error against the variance, the scale of the largest
+      # values.  Shifted, the coordinates (about 300 length scales) carry
+      # rounding errors of 6e-14 into any method; from norms (of about 5e5)
+      # the distances would be wrong by about 1e-10.
+      expect_lt(max(abs(K - ref_kernel(y1, y2, fam, ls, 2.5))) / 2.5,
+                if (shift == 0) 1e-13 else 1e-11, label = info)
+      Kxx <- kernel_c(y1, y1, ker)
+      expect_identical(diag(Kxx), rep(2.5, 41), info = info)
+      expect_identical(Kxx[1, 41], 2.5, info = info)
+      expect_identical(Kxx, t(Kxx), info = info)
+      # Products read the same kernel values.
+      A <- withr::with_seed(83, matrix(rnorm(300 * 2), 300))
+      KA <- .Call(sddgp:::C_kernel_matmul, sddgp:::scale_inputs(y1, ker),
+                  sddgp:::scale_inputs(y2, ker), sddgp:::kernel_spec(ker), A,
+                  "double", 2L)
+      expect_equal(KA, K %*% A, tolerance = 1e-13, info = info)
+    }
+  }
+})
+
 test_that("kernel-matrix products match the dense product", {
   x1 <- make_inputs(37, 2, seed = 73)
   x2 <- make_inputs(260, 2, seed = 74)

@@ -161,20 +161,26 @@ void test_kernels(void)
 /* (b) kernel_op_rows / kernel_block_matrix against naive loops        */
 
 /* At d = 3, and at d = 70, beyond one block of coordinates in the four-row
- * distances (block.c's COORD_BLOCK). */
-static void test_block_at(int d)
+ * distances (block.c's COORD_BLOCK); points on [shift, shift + 2)^d, so
+ * with shift = -1 centred (distances from norms and inner products for
+ * all families but Matern-1/2), with shift = 0 not (differences). */
+static void test_block_at(int d, double shift)
 {
-  char title[64];
-  snprintf(title, sizeof title, "(b) kernel_op_rows and kernel_block_matrix, d = %d", d);
+  char title[80];
+  snprintf(title, sizeof title,
+           "(b) kernel_op_rows and kernel_block_matrix, d = %d, points from %g", d, shift);
   section(title);
   const int n1 = 53, n2 = quick ? 150 : 300, ncol = 2;
   const int nrows = 41, ldo = nrows + 5; /* ldo > nrows: padding untouched */
   double *x1 = random_points(n1, d, 2.0), *x2 = random_points(n2, d, 2.0);
+  for (size_t i = 0; i < (size_t)n1 * d; i++) x1[i] += shift;
+  for (size_t i = 0; i < (size_t)n2 * d; i++) x2[i] += shift;
   double *A = random_matrix(n2, ncol);
   int rows[41];
   for (int r = 0; r < nrows; r++) rows[r] = (int)(test_unif() * n1);
   rows[0] = n1 - 1;
   rows[1] = rows[2] = 0; /* repeated rows are allowed */
+  for (int c = 0; c < d; c++) x1[5 + (size_t)c * n1] = x1[(size_t)c * n1]; /* a duplicate */
   const points p1 = {x1, n1, d, NULL}, p2 = {x2, n2, d, NULL};
   char what[128];
 
@@ -229,7 +235,8 @@ static void test_block_at(int d)
       double *o1 = dalloc((size_t)ldo * ncol), *o2 = dalloc((size_t)ldo * ncol);
       double *o3 = dalloc((size_t)ldo * ncol), *o4 = dalloc((size_t)n1 * ncol);
       double *o5 = dalloc((size_t)n1 * ncol);
-      const kernel_op fly = {&k, &p1, &p1, NULL, 0, NULL}, cached = {&k, &p1, &p1, Kc, 0, NULL};
+      const kernel_op fly = {&k, &p1, &p1, NULL, 0, NULL, NULL, NULL},
+                      cached = {&k, &p1, &p1, Kc, 0, NULL, NULL, NULL};
       for (size_t i = 0; i < (size_t)ldo * ncol; i++) o1[i] = o2[i] = o3[i] = sentinel;
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o1, ldo, 1);
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o3, ldo, 2);
@@ -255,6 +262,29 @@ static void test_block_at(int d)
       CHECK(memcmp(o4, o5, sizeof(double) * (size_t)n1 * ncol) == 0,
             "%s kernel_op_rows, NULL rows: cached and on-the-fly differ",
             family_name(k.family));
+      /* The points' norms given to the operator (block_norms) or computed
+       * tile by tile: the same bits, here and against p2.  (Both point
+       * sets are centred: block_uses_norms except for Matern-1/2.) */
+      CHECK(block_uses_norms(&k, 0, &p2) ==
+                (shift < 0 && k.family != KERNEL_MATERN12),
+            "%s block_uses_norms: only for centred points", family_name(k.family));
+      if (block_uses_norms(&k, 0, &p2)) {
+        double *nm1 = dalloc((size_t)n1), *nm2 = dalloc((size_t)n2);
+        block_norms(&p1, nm1);
+        block_norms(&p2, nm2);
+        const kernel_op normed = {&k, &p1, &p1, NULL, 0, NULL, nm1, nm1},
+                        cross = {&k, &p1, &p2, NULL, 0, NULL, NULL, NULL},
+                        cross_normed = {&k, &p1, &p2, NULL, 0, NULL, nm1, nm2};
+        kernel_op_rows(&normed, NULL, n1, B1, ncol, o5, n1, 2);
+        CHECK(memcmp(o4, o5, sizeof(double) * (size_t)n1 * ncol) == 0,
+              "%s kernel_op_rows: given norms change the bits", family_name(k.family));
+        kernel_op_rows(&cross, rows, nrows, A, ncol, o1, ldo, 2);
+        kernel_op_rows(&cross_normed, rows, nrows, A, ncol, o2, ldo, 2);
+        CHECK(memcmp(o1, o2, sizeof(double) * (size_t)ldo * ncol) == 0,
+              "%s kernel_op_rows(x1, x2): given norms change the bits",
+              family_name(k.family));
+        free(nm1); free(nm2);
+      }
       /* One row on its own (distances one point at a time) has the bits of
        * the cache's column (built four points at a time). */
       double *row = dalloc((size_t)n1);
@@ -266,6 +296,19 @@ static void test_block_at(int d)
       }
       CHECK(rows_same, "%s kernel_op_row_values: a row differs from the cache's",
             family_name(k.family));
+      /* Squared distances from norms and inner products still give a
+       * point (and its duplicate) distance 0 to itself exactly, and a
+       * symmetric matrix. */
+      int diag_exact = Kc[5] == k.variance, symmetric = 1;
+      for (int i = 0; i < n1; i++) {
+        diag_exact &= Kc[i + (size_t)i * n1] == k.variance;
+        for (int j = 0; j < i; j++)
+          symmetric &= Kc[i + (size_t)j * n1] == Kc[j + (size_t)i * n1];
+      }
+      CHECK(diag_exact && symmetric,
+            "%s kernel_block_matrix(x, x): k(x, x) and k(x, duplicate) = variance "
+            "exactly (%s), symmetric bitwise (%s)", family_name(k.family),
+            diag_exact ? "yes" : "no", symmetric ? "yes" : "no");
       free(Ksq); free(Kc); free(B1); free(o1); free(o2); free(o3); free(o4);
       free(o5); free(row);
     }
@@ -316,8 +359,9 @@ static void test_block_at(int d)
 
 void test_block(void)
 {
-  test_block_at(3);
-  test_block_at(70);
+  test_block_at(3, -1.0);
+  test_block_at(70, -1.0);
+  test_block_at(3, 0.0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -356,10 +400,12 @@ static void test_block_build(void)
   double maxerr = 0.0;
   for (size_t e = 0; e < nn; e++) maxerr = fmax(maxerr, fabs(a[e] - K[e]));
   CHECK(maxerr < 1e-12, "kernel_block_build in slabs vs naive: max error %g", maxerr);
+  double *full = dalloc(nn);
+  memcpy(full, a, sizeof(double) * nn);
   for (size_t e = 0; e < nn; e++) a[e] = -1.0;
   CHECK(kernel_block_build(&k, &p, &p, 0, a, 2, stop_callback, &second) == 1 &&
         second.calls == 2, "kernel_block_build stopped after %d polls", second.calls);
-  CHECK(memcmp(a, K, sizeof(double) * 128 * n) == 0 && a[128 * (size_t)n] == -1.0 &&
+  CHECK(memcmp(a, full, sizeof(double) * 128 * n) == 0 && a[128 * (size_t)n] == -1.0 &&
         a[nn - 1] == -1.0, "a stopped build: slabs 1-2 built, the rest untouched");
   for (int i = 0; i < n; i++) noise[i] = 0.1;
   stop_after first = {0, 1};
@@ -367,7 +413,7 @@ static void test_block_build(void)
   CHECK(info == CHOL_STOPPED && first.calls == 1,
         "chol_factor stopped while building: info = %d after %d polls", info,
         first.calls);
-  free(x); free(a); free(noise); free(K);
+  free(x); free(a); free(noise); free(K); free(full);
 }
 
 /* The largest difference between the lower triangles of got and want,
@@ -628,7 +674,7 @@ void test_sdd(void)
   /* The kernel evaluated on the fly, and read from a precomputed matrix. */
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  const kernel_op op = {&k, &p, &p, NULL, 0, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL};
 
   const double steps[2] = {3.0, 3.0};
   sdd_options opt;

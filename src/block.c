@@ -633,8 +633,8 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
  * than once per column (at d = 80 a build ran 1.4 times as fast).  Small
  * blocks run on one thread (PARALLEL_MIN_WORK). */
 static void block_columns(const kernel *k, const points *p1, const points *p2,
-                          int j0, int j1, int single, int norms, void *out,
-                          int nthreads)
+                          int j0, int j1, int single, int norms,
+                          const double *p1_norms, void *out, int nthreads)
 {
   const int n1 = p1->n;
   #pragma omp parallel for num_threads(nthreads) schedule(static) \
@@ -653,7 +653,7 @@ static void block_columns(const kernel *k, const points *p1, const points *p2,
                           (size_t)n1);
       } else {
         double nyb[TILE];
-        const double *ny = norms ? tile_norms(p1, NULL, i0, len, nyb) : NULL;
+        const double *ny = norms ? tile_norms(p1, p1_norms, i0, len, nyb) : NULL;
         sq_dist_rows(p2, idx, nj, nx, p1, i0, len, ny, (double *)out + at, (size_t)n1);
       }
       for (int q = 0; q < nj; q++) {
@@ -670,14 +670,20 @@ int kernel_block_build(const kernel *k, const points *p1, const points *p2,
 {
   const int n2 = p2->n;
   const int slab = block_slab(n2, (double)p1->n * (p1->d + 1), BUILD_SLAB_WORK);
-  /* Decided on p2, the points of K's columns, as kernel_op decides on x2. */
+  /* Decided on p2, the points of K's columns, as kernel_op decides on x2.
+   * p1's norms are computed once rather than for every chunk of columns
+   * (if they cannot be allocated, chunk by chunk: the same bits). */
   const int norms = block_uses_norms(k, single, p2);
-  for (int j0 = 0; j0 < n2; j0 += slab) {
+  double *p1_norms = norms ? malloc(sizeof(double) * (size_t)p1->n) : NULL;
+  if (p1_norms) block_norms(p1, p1_norms);
+  int stopped = 0;
+  for (int j0 = 0; j0 < n2 && !stopped; j0 += slab) {
     const int j1 = n2 - j0 < slab ? n2 : j0 + slab;
-    block_columns(k, p1, p2, j0, j1, single, norms, out, nthreads);
-    if (j1 < n2 && callback && callback(ctx, 0, NULL)) return 1;
+    block_columns(k, p1, p2, j0, j1, single, norms, p1_norms, out, nthreads);
+    stopped = j1 < n2 && callback && callback(ctx, 0, NULL);
   }
-  return 0;
+  free(p1_norms);
+  return stopped;
 }
 
 void kernel_block_matrix(const kernel *k, const points *p1, const points *p2,

@@ -82,7 +82,9 @@ void kernel_op_row_values(const kernel_op *op, int i, double *out);
  * computed into buf + q * ldb (room for len values) or pointing into
  * storage of its own: a chunk at a time, so that rows can share the loads
  * of what they are computed from.  entry_cost is about the flops of one
- * entry, to decide whether threads pay. */
+ * entry, to decide whether threads pay; col_bytes what one column of M is
+ * computed from (a point's coordinates), for the width of the panels of
+ * columns that stay in cache while all rows pass over them. */
 typedef void (*block_tile_fn)(const void *ctx, const int *rows, int first,
                               int nr, int j0, int len, double *buf, int ldb,
                               const double **kv);
@@ -91,8 +93,9 @@ static inline int block_row(const int *rows, int first, int q)
   return rows ? rows[first + q] : first + q;
 }
 void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
-                   const int *rows, int nrows, int ncols, const double *A,
-                   int ncol, double *out, int ldo, int nthreads);
+                   size_t col_bytes, const int *rows, int nrows, int ncols,
+                   const double *A, int ncol, double *out, int ldo,
+                   int nthreads);
 
 /* The dense block K(p1, p2) into out (p1->n x p2->n, column-major): the
  * cache, the exact solver and the marginal likelihood on small subsets. */

@@ -157,16 +157,20 @@ void rff_matmul(const rff *f, const points *p, const double *W, int ncol,
                 double *out, int ldo, int nthreads)
 {
   const feature_source src = {f, p};
-  block_product(features_of_points, &src, FEATURE_COST(f), NULL, p->n, f->m, W,
-                ncol, out, ldo, nthreads);
+  /* a feature (column) brings its frequencies and phase */
+  block_product(features_of_points, &src, FEATURE_COST(f),
+                sizeof(double) * (size_t)(f->d + 1), NULL, p->n, f->m, W, ncol,
+                out, ldo, nthreads);
 }
 
 void rff_tmatmul(const rff *f, const points *p, const double *A, int ncol,
                  double *out, int nthreads)
 {
   const feature_source src = {f, p};
-  block_product(feature_at_points, &src, FEATURE_COST(f), NULL, f->m, p->n, A,
-                ncol, out, f->m, nthreads);
+  /* a point (column) brings its coordinates */
+  block_product(feature_at_points, &src, FEATURE_COST(f),
+                sizeof(double) * (size_t)f->d, NULL, f->m, p->n, A, ncol, out,
+                f->m, nthreads);
 }
 
 /* Rows of Phi(p) are computed a chunk of features at a time by the same

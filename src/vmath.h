@@ -59,8 +59,10 @@ static inline double vm_max(double x, double c)
 }
 
 /* exp(x) for x <= 0 (kernel arguments).  Arguments below -708, where exp
- * leaves the normal numbers, give about 1.6e-308 instead of underflowing: as
- * a kernel value that is zero in any sum, this needs no branch.
+ * nears the end of the normal numbers, give exp(-708) = 3.3e-308 instead
+ * of underflowing: as a kernel value that is zero in any sum, and one clamp
+ * of x keeps k and r in range with no branch (clamping them instead takes
+ * two, each a few instructions on the loop's critical path).
  * x = k ln 2 + r with |r| <= ln(2)/2, exp(r) by a degree-11 polynomial (a
  * near-minimax fit on [-0.35, 0.35], mpmath's chebyfit, error 3.5e-18:
  * two terms fewer than the Taylor series needs) and 2^k assembled in the
@@ -68,13 +70,12 @@ static inline double vm_max(double x, double c)
 static inline double vm_exp_nonpositive(double x)
 {
   const double shifter = 6755399441055744.0; /* 1.5 * 2^52 */
+  x = vm_max(x, -708.0); /* k >= -1021: 2^k is normal */
   /* Adding the shifter rounds x / ln 2 to an integer k held in the low
-   * bits of t's mantissa; k stops at -1022, the smallest normal exponent. */
-  double t = x * 1.4426950408889634074 + shifter;
-  t = vm_max(t, shifter - 1022.0);
+   * bits of t's mantissa. */
+  const double t = x * 1.4426950408889634074 + shifter;
   const double k = t - shifter;
-  double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
-  r = vm_max(r, -0.35); /* only below -708: exp(-0.35) 2^-1022 = 1.6e-308 */
+  const double r = (x - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
   double p = 2.511118996532136e-08;
   p = p * r + 2.763413820537965e-07;
   p = p * r + 2.755723777338061e-06;
@@ -153,18 +154,18 @@ static inline float vm_maxf(float x, float c)
                           (vm_float_to_bits(c) & below));
 }
 
-/* exp(x) for x <= 0 as vm_exp_nonpositive: 2^k with k >= -126, ln 2 split
- * in two parts (Cephes' expf; k times the first part is exact) and a
- * degree-6 near-minimax polynomial (chebyfit, error 2e-9).  Within 1.2e-7
- * (2 float ulps) of exp on 2e7 random arguments. */
+/* exp(x) for x <= 0 as vm_exp_nonpositive: x clamped at -87 (exp(-87) =
+ * 1.6e-38, k >= -126), ln 2 split in two parts (Cephes' expf; k times the
+ * first part is exact) and a degree-6 near-minimax polynomial (chebyfit,
+ * error 2e-9).  Within 1.2e-7 (2 float ulps) of exp on 2e7 random
+ * arguments. */
 static inline float vm_expf_nonpositive(float x)
 {
   const float shifter = 12582912.0f; /* 1.5 * 2^23 */
-  float t = x * 1.44269504f + shifter;
-  t = vm_maxf(t, shifter - 126.0f);
+  x = vm_maxf(x, -87.0f);
+  const float t = x * 1.44269504f + shifter;
   const float k = t - shifter;
-  float r = (x - k * 0.693359375f) + k * 2.12194440e-4f;
-  r = vm_maxf(r, -0.35f);
+  const float r = (x - k * 0.693359375f) + k * 2.12194440e-4f;
   float p = 0.0013942148f;
   p = p * r + 0.0083759585f;
   p = p * r + 0.04166634f;

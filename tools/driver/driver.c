@@ -142,11 +142,11 @@ void test_kernels(void)
     double e_exp = 0.0, e_cos = 0.0, e_expf = 0.0;
     for (int i = 0; i < (quick ? 20000 : 1000000); i++) {
       const double u = test_unif();
-      const double xe = -700.0 * u * u, xc = 2e4 * (u - 0.5);
+      const double xe = -708.0 * u * u, xc = 2e4 * (u - 0.5);
       const double ref_e = exp(xe);
       e_exp = fmax(e_exp, fabs(vm_exp_nonpositive(xe) - ref_e) / ref_e);
       e_cos = fmax(e_cos, fabs(vm_cos(xc) - cos(xc)));
-      const float fe = (float)(-80.0 * u);
+      const float fe = (float)(-87.0 * u);
       e_expf = fmax(e_expf, fabs(vm_expf_nonpositive(fe) - exp((double)fe)) / exp((double)fe));
     }
     CHECK(e_exp < 2.3e-16, "vm_exp_nonpositive: max relative error %g", e_exp);
@@ -154,6 +154,21 @@ void test_kernels(void)
     CHECK(e_expf < 1.5e-7, "vm_expf_nonpositive: max relative error %g", e_expf);
     CHECK(vm_exp_nonpositive(0.0) == 1.0 && vm_cos(0.0) == 1.0,
           "exp(0) = 1, cos(0) = 1 exactly");
+    /* Below the clamp (-708, or -87 in float) the value stays exp at the
+     * clamp, a tiny normal number: no underflow, no exponent wrapped
+     * around. */
+    const double e708 = vm_exp_nonpositive(-708.0);
+    const float e87 = vm_expf_nonpositive(-87.0f);
+    CHECK(fabs(e708 - exp(-708.0)) < 2.3e-16 * exp(-708.0) &&
+          fabs(e87 - exp(-87.0)) < 1.5e-7 * exp(-87.0),
+          "exp at the clamp: %g, %g", e708, (double)e87);
+    const double below[] = {-708.25, -745.5, -1e5, -INFINITY};
+    for (int i = 0; i < 4; i++)
+      CHECK(vm_exp_nonpositive(below[i]) == e708 &&
+            vm_expf_nonpositive((float)below[i] / 8.0f) == e87,
+            "exp below the clamp (%g): %g, %g", below[i],
+            vm_exp_nonpositive(below[i]),
+            (double)vm_expf_nonpositive((float)below[i] / 8.0f));
   }
 }
 

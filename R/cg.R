@@ -19,13 +19,14 @@
 #' itself. The reference implementation of Lin, Padhy, Antoran et al. uses
 #' `jitter = 1`, so that its preconditioner approximates \eqn{K + I +
 #' \lambda I}; where the noise variance is much smaller than 1 that can need
-#' more iterations than no preconditioner at all. On split 0 of three UCI
+#' more iterations than no preconditioner at all. On split 0 of five UCI
 #' data sets with their published hyperparameters
 #' (`inst/benchmarks/cg_preconditioner.R`), the posterior mean's system
-#' needed 270, 44 and 650 iterations to a relative residual of 0.01 with
-#' `jitter = 0`, against 455, 87 and 1435 with `jitter = 1` and 322, 97 and
-#' 445 with no preconditioner (pol, elevators, bike: 13,500 to 15,642
-#' points; bike's noise variance, 3.9e-5, is the smallest).
+#' needed 270, 44, 650, 362 and 120 iterations to a relative residual of
+#' 0.01 with `jitter = 0`, against 455, 87, 1435, 497 and 944 with
+#' `jitter = 1` and 322, 97, 445, 380 and 305 with no preconditioner (pol,
+#' elevators, bike, protein, keggdirected: 13,500 to 43,945 points; bike's
+#' noise variance, 3.9e-5, is the smallest).
 #' `preconditioner = "none"` is plain CG.
 #' A breakdown (a search direction of non-positive curvature, or non-finite
 #' values) is reported as an error of class `sddgp_error_divergence`.

@@ -4,6 +4,7 @@
 #
 #   Rscript inst/benchmarks/cg_preconditioner.R [--data=DIR]
 #       [--datasets=pol,elevators,bike] [--n=4000] [--threads=1]
+#       [--variants=none,jitter_1,jitter_0,jitter_noise] [--cache-limit=2e9]
 #       [--out=inst/extdata/benchmarks/cg_preconditioner.csv]
 #
 # Split 0 of each data set; --n random training points (0: all of them),
@@ -13,7 +14,10 @@
 # implementation's value, which uci_table.R keeps); jitter 0 (the factor of
 # K itself, cg_control()'s default); jitter = the noise variance.  The
 # iteration counts do not depend on the machine or its load; the seconds
-# do (the kernel is cached, so an iteration is one pass over n^2 values).
+# do (the kernel is cached when it fits in --cache-limit bytes, so an
+# iteration is one pass over n^2 values).  Each result replaces the row of
+# the same data set, n and variant in --out as soon as it exists; other
+# rows are kept, so the large data sets can be added in separate runs.
 library(sddgp)
 
 source(file.path("inst", "benchmarks", "options.R"))
@@ -21,9 +25,10 @@ data_dir <- option("data", file.path("..", "shared", "data", "uci"))
 datasets <- split_list(option("datasets", "pol,elevators,bike"))
 n_max <- as.integer(option("n", "4000"))
 threads <- as.integer(option("threads", "1"))
+cache_limit <- as.numeric(option("cache-limit", "2e9"))
+chosen <- choice_option("variants", c("none", "jitter_1", "jitter_0", "jitter_noise"))
 out <- option("out", file.path("inst", "extdata", "benchmarks", "cg_preconditioner.csv"))
 
-rows <- NULL
 for (ds in datasets) {
   data <- read_uci(ds, 0, path = data_dir)
   hp <- uci_hyperparameters(ds, 0)
@@ -32,10 +37,11 @@ for (ds in datasets) {
     seq_len(nrow(data$x_train))
   variants <- list(none = list("none", 0), jitter_1 = list("pivoted_cholesky", 1),
                    jitter_0 = list("pivoted_cholesky", 0),
-                   jitter_noise = list("pivoted_cholesky", hp$noise))
+                   jitter_noise = list("pivoted_cholesky", hp$noise))[chosen]
   for (v in names(variants)) {
     control <- cg_control(tolerance = 0.01, max_iterations = 2000,
-                          preconditioner = variants[[v]][[1]], jitter = variants[[v]][[2]])
+                          preconditioner = variants[[v]][[1]], jitter = variants[[v]][[2]],
+                          cache_limit = cache_limit)
     seconds <- system.time(fit <- gp_sdd(data$x_train[keep, ], data$y_train[keep],
                                          kernel = hp$kernel, noise = hp$noise, solver = "cg",
                                          control = control, samples = 0,
@@ -48,9 +54,7 @@ for (ds in datasets) {
                       date = format(Sys.time(), "%Y-%m-%d"))
     cat(sprintf("%-10s n = %6d  %-12s iterations %5d (%s)  %6.1f s\n", ds, length(keep), v,
                 fit$iterations, fit$status, seconds))
-    rows <- rbind(rows, row)
+    replace_rows(row, out, c("dataset", "n", "variant"))
   }
 }
-dir.create(dirname(out), showWarnings = FALSE, recursive = TRUE)
-utils::write.csv(rows, out, row.names = FALSE)
 cat("results in", out, "\n")

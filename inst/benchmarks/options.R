@@ -1,6 +1,7 @@
 # What the benchmark scripts share: option("name", default) reads
 # --name=value from the arguments, split_list() splits a comma-separated
-# value, machine_description() and load_average() say where and how busy,
+# value, choice_option() checks one against the known values,
+# machine_description() and load_average() say where and how busy,
 # append_result() records a result as soon as it exists (the long scripts
 # resume from their CSV), replace_rows() replaces one machine's rows,
 # engine_inputs() makes the inputs of the engine benchmarks.
@@ -10,6 +11,16 @@ option <- function(name, default) {
   if (length(hit)) sub(paste0("^--", name, "="), "", hit[1L]) else default
 }
 split_list <- function(x) strsplit(x, ",", fixed = TRUE)[[1L]]
+# The comma-separated values of --name=, each one of `known` (all of them
+# by default).
+choice_option <- function(name, known) {
+  chosen <- split_list(option(name, paste(known, collapse = ",")))
+  if (length(bad <- setdiff(chosen, known))) {
+    stop("unknown --", name, ": ", paste(bad, collapse = ", "), "; choose from ",
+         paste(known, collapse = ", "), call. = FALSE)
+  }
+  chosen
+}
 
 # The CPU's model name, and a line with it, the logical CPUs and the R
 # version.  The machines this project runs on change from session to

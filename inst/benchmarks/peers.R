@@ -40,11 +40,7 @@ source(file.path("inst", "benchmarks", "options.R"))
 n <- as.integer(option("n", "100000"))
 dims <- as.integer(split_list(option("dims", "8,26")))
 known <- c("gpgp", "sdd_double", "sdd_single", "lagp", "exact", "lagp_budget")
-methods <- split_list(option("methods", paste(known, collapse = ",")))
-if (!all(methods %in% known)) {
-  stop("unknown method(s): ", paste(setdiff(methods, known), collapse = ", "),
-       "; choose from ", paste(known, collapse = ", "))
-}
+methods <- choice_option("methods", known)
 budget_option <- as.numeric(option("budget", NA))
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "peers.csv"))
 needed <- list(gpgp = c("GpGp", "fields"), lagp = "laGP", lagp_budget = "laGP")

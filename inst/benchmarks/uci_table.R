@@ -56,26 +56,21 @@ data_dir <- option("data", file.path("..", "shared", "data", "uci"))
 out <- option("out", file.path("inst", "extdata", "benchmarks", "uci_table.csv"))
 datasets <- split_list(option("datasets", "pol,elevators,bike,protein,keggdirected"))
 splits <- as.integer(split_list(option("splits", "0,1,2,3,4")))
-methods <- split_list(option("methods",
-                              "sdd,cg,cg_plain,svgp,sgd,exact,sdd_mean_100k,sgd_mean_100k,sdd_auto,sdd_single"))
+methods <- choice_option("methods", c("sdd", "cg", "cg_plain", "svgp", "sgd", "exact",
+                                       "sdd_mean_100k", "sgd_mean_100k", "sdd_auto",
+                                       "sdd_single"))
 iterations <- as.integer(option("iterations", "10000"))
 samples <- as.integer(option("samples", "64"))
 threads <- as.integer(option("threads", "2"))
 cache_limit <- as.numeric(option("cache-limit", "2e9"))
 budget_datasets <- split_list(option("budget-datasets", "pol,elevators,bike"))
 
-known <- c("sdd", "cg", "cg_plain", "svgp", "sgd", "exact", "sdd_mean_100k", "sgd_mean_100k",
-           "sdd_auto", "sdd_single")
 mean_only <- c("sdd_mean_100k", "sgd_mean_100k")
 budget_methods <- c(mean_only, "sdd_single")
-if (!all(methods %in% known)) {
-  stop("unknown method(s): ", paste(setdiff(methods, known), collapse = ", "),
-       "; choose from ", paste(known, collapse = ", "))
-}
 if (!dir.exists(data_dir)) {
   stop("data folder ", data_dir, " does not exist; give --data=DIR, the folder ",
        "holding one sub-folder per data set (pol is also bundled: --data=",
-       system.file("extdata", "uci", package = "sddgp"), ")")
+       system.file("extdata", package = "sddgp"), ")")
 }
 
 # The paper divides its step sizes by 10 relative to its other data sets on

@@ -76,16 +76,25 @@ max_rel_err <- function(a, b) max(abs(a - b)) / max(abs(b))
 # clock, so the work done after it (and the exit of the background R, slow
 # on a loaded machine) does not count.  `args` replace gp_sdd()'s arguments
 # (NULL removes one).  With `then`, a function(fit, x), the fit is quick and
-# the signal comes during then(fit, x) instead.
-interrupt_fit <- function(n, d, control, args = list(), then = NULL) {
+# the signal comes during then(fit, x) instead.  With `signal_in`, the name of
+# one of the package's functions, the two seconds start when that function is
+# entered, not when gp_sdd() is: the signal then lands in the compiled work
+# that follows it however fast the machine checks and copies the inputs.
+interrupt_fit <- function(n, d, control, args = list(), then = NULL,
+                          signal_in = NULL) {
   ready <- tempfile()
   on.exit(unlink(ready), add = TRUE)
-  p <- callr::r_bg(function(ready, n, d, control, args, then) {
+  p <- callr::r_bg(function(ready, n, d, control, args, then, signal_in) {
     library(sddgp)
     set.seed(1)
     x <- matrix(runif(d * n), n)
     y <- sin(6 * x[, 1]) + rnorm(n, sd = 0.1)
-    if (is.null(then)) file.create(ready)
+    if (!is.null(signal_in)) {
+      suppressMessages(trace(signal_in, bquote(file.create(.(ready))),
+                             where = asNamespace("sddgp"), print = FALSE))
+    } else if (is.null(then)) {
+      file.create(ready)
+    }
     res <- tryCatch({
       fit <- do.call(gp_sdd, utils::modifyList(
         list(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.1, threads = 2,
@@ -103,7 +112,7 @@ interrupt_fit <- function(n, d, control, args = list(), then = NULL) {
                     solver = "cholesky", threads = 1)
     c(res, list(after = sum(1:10), prediction = predict(small, x[1:2, ])))
   }, args = list(ready = ready, n = n, d = d, control = control, args = args,
-                 then = then),
+                 then = then, signal_in = signal_in),
   libpath = .libPaths())
   on.exit(if (p$is_alive()) p$kill(), add = TRUE)
   deadline <- Sys.time() + 60
@@ -124,8 +133,8 @@ interrupt_fit <- function(n, d, control, args = list(), then = NULL) {
 # condition and `message` (NULL: with R's own interrupt condition), and
 # the same R then fits and predicts as usual.
 expect_prompt_interrupt <- function(n, d, control, message, args = list(),
-                                    then = NULL) {
-  out <- interrupt_fit(n, d, control, args, then)
+                                    then = NULL, signal_in = NULL) {
+  out <- interrupt_fit(n, d, control, args, then, signal_in)
   expect_lt(out$waited, 3)
   expect_true(out$interrupted)
   if (is.null(message)) {

@@ -7,7 +7,7 @@
 # and the hardware square root), which GCC only uses under -ffast-math
 # -march=x86-64-v4, flags a package may not set.  Both run over
 # the same 256 arguments in L1, one thread, in alternating rounds.
-# x86-64 Linux with GCC and AVX-512 only (checked before running).
+# x86-64 Linux with GCC and AVX-512 only (each checked before timing).
 #
 #   Rscript inst/benchmarks/kernel_function.R [rounds = 9]
 #
@@ -18,6 +18,13 @@ args <- commandArgs(trailingOnly = TRUE)
 rounds <- if (length(args) >= 1) as.integer(args[1]) else 9L
 if (!R.version$arch %in% c("x86_64", "amd64") || Sys.info()[["sysname"]] != "Linux") {
   stop("kernel_function.R needs x86-64 Linux")
+}
+# The libmvec route is GCC's: clang under the same flags would time another
+# libm path under the same name.
+cc <- system2(file.path(R.home("bin"), "R"), c("CMD", "config", "CC"), stdout = TRUE)
+cc_version <- suppressWarnings(system(paste(cc, "--version"), intern = TRUE))
+if (!any(grepl("Free Software Foundation", cc_version))) {
+  stop("kernel_function.R needs GCC as R's C compiler (R CMD config CC gives ", cc, ")")
 }
 
 # One timing routine per build: passes over 256 squared distances (restored

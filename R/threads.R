@@ -2,10 +2,27 @@
 #'
 #' Every function that takes `threads = NULL` uses this default, looked up in
 #' order from `options(sddgp.threads)`, the environment variable
-#' `SDDGP_NUM_THREADS`, 2 when `R CMD check` limits cores
-#' (`_R_CHECK_LIMIT_CORES_`), and otherwise the number of logical CPUs.
-#' Whatever is asked for is capped by OpenMP's thread limit
-#' (`OMP_THREAD_LIMIT`). Results do not depend on the number of threads.
+#' `SDDGP_NUM_THREADS`, and otherwise [parallelly::availableCores()], which
+#' honours cgroup CPU quotas and CPU sets (containers), scheduler allocations
+#' (Slurm, PBS, SGE, LSF), `options(mc.cores)` and the 2-core limit of
+#' `R CMD check` (`_R_CHECK_LIMIT_CORES_`).
+#'
+#' Whatever is asked for, the argument included, is capped by the number of
+#' processors OpenMP may use and by OpenMP's thread limit
+#' (`OMP_THREAD_LIMIT`). In a process forked from R (`parallel::mclapply()`,
+#' `future::plan("multicore")`) it is always 1: GNU OpenMP deadlocks in a
+#' forked child that starts threads. Results do not depend on the number of
+#' threads.
+#'
+#' @section Busy machines:
+#' The iterative solvers time their steps and, when other jobs compete for
+#' the cores, run on fewer threads than asked for (trying more again now and
+#' then), because threads waiting at the end of each parallel step would
+#' otherwise take CPU time from the working ones. Setting the environment
+#' variable `OMP_WAIT_POLICY=passive` before R starts (in `~/.Renviron`, or
+#' the job script) makes waiting threads sleep instead of spin, which helps
+#' every OpenMP program on a shared machine, at a cost of a few per cent on
+#' an idle one.
 #'
 #' @param threads `NULL` for the default, or a positive whole number.
 #' @param verbose Print how the number was chosen and what OpenMP reports.
@@ -20,32 +37,28 @@ sddgp_threads <- function(threads = NULL, verbose = FALSE) {
   source <- "argument"
   if (is.null(threads)) {
     env <- Sys.getenv("SDDGP_NUM_THREADS")
-    limit <- Sys.getenv("_R_CHECK_LIMIT_CORES_")
     if (!is.null(getOption("sddgp.threads"))) {
       threads <- getOption("sddgp.threads")
       source <- "options(sddgp.threads)"
     } else if (nzchar(env)) {
       threads <- suppressWarnings(as.numeric(env))
       source <- "SDDGP_NUM_THREADS"
-    } else if (nzchar(limit) && !identical(tolower(limit), "false")) {
-      threads <- 2L
-      source <- "_R_CHECK_LIMIT_CORES_"
     } else {
-      threads <- parallel::detectCores()
-      if (is.na(threads)) threads <- 1L
-      source <- "logical CPUs"
+      threads <- parallelly::availableCores()
+      source <- sprintf("parallelly::availableCores(), %s", names(threads))
     }
   }
   check_number(threads, if (source == "argument") "threads" else source,
                lower = 1, integer = TRUE)
   info <- .Call(C_openmp_info)
-  n <- as.integer(min(threads, info[4L]))
+  n <- as.integer(min(threads, info$processors, info$thread_limit))
+  if (info$forked) n <- 1L
   if (verbose) {
-    cat(sprintf("sddgp uses %d thread%s (from %s)\n", n, if (n == 1L) "" else "s",
-                source))
+    cat(sprintf("sddgp uses %d thread%s (from %s%s)\n", n, if (n == 1L) "" else "s",
+                source, if (info$forked) "; 1 in a forked process" else ""))
     cat(sprintf("  OpenMP: %s; processors %d, max threads %d, thread limit %d\n",
-                if (info[1L] == 1L) "yes" else "not compiled in",
-                info[2L], info[3L], info[4L]))
+                if (info$openmp) "yes" else "not compiled in",
+                info$processors, info$max_threads, info$thread_limit))
   }
   n
 }

@@ -5,7 +5,7 @@
 library(sddgp)
 pol <- read_uci("pol", split = 0)
 hp <- uci_hyperparameters("pol", split = 0)
-threads <- sddgp_threads(getOption("sddgp.threads", min(2L, parallel::detectCores())))
+threads <- min(2L, sddgp_threads())
 
 set.seed(2024)
 elapsed <- system.time(

@@ -1,7 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "block.h"
-#include "omp_compat.h"
+#include "threads.h"
 #include "vmath.h"
 
 /* Column tile: the slice of p2 one row is compared with at a time.  The
@@ -551,7 +551,7 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
   const int panel = TILE * (tiles > 1 ? tiles : 1);
 
   const double work = (double)nrows * ncols * (entry_cost + ncol);
-  #pragma omp parallel num_threads(nthreads) \
+  #pragma omp parallel num_threads(threads_team(nthreads)) \
       if (nchunks > 1 && work > PARALLEL_MIN_WORK)
   {
     double buf[ROW_CHUNK * TILE];
@@ -619,7 +619,7 @@ void kernel_op_rows_t(const kernel_op *op, const int *rows, int nrows,
   const tiles_ctx ctx = tiles_for(op);
   /* Threads split x2 into tiles: each output entry is summed by one thread,
    * over the rows in order. */
-  #pragma omp parallel num_threads(nthreads) \
+  #pragma omp parallel num_threads(threads_team(nthreads)) \
       if (ntiles > 1 && work > PARALLEL_MIN_WORK)
   {
     double buf[ROWS_T_GROUP * TILE], pad[ROWS_T_GROUP * ROW_CHUNK];
@@ -661,7 +661,7 @@ static void block_columns(const kernel *k, const points *p1, const points *p2,
                           const double *p1_norms, void *out, int nthreads)
 {
   const int n1 = p1->n;
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if ((double)(j1 - j0) * n1 * (p1->d + 1) > PARALLEL_MIN_WORK)
   for (int g = j0; g < j1; g += ROW_CHUNK) {
     const int nj = j1 - g < ROW_CHUNK ? j1 - g : ROW_CHUNK;

@@ -4,7 +4,7 @@
 #include "cabcd.h"
 #include "recombination.h"
 #include "rng.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 /* Rows per unit of parallel work.  Sums over rows are formed per chunk and
  * the chunks added in order, so they do not depend on the thread count. */
@@ -56,7 +56,7 @@ static void residuals(const cabcd_problem *pr, const double *theta,
                       const double *b, double *r, int nthreads)
 {
   const int n = pr->n, m = pr->m;
-  #pragma omp parallel for num_threads(nthreads) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
   for (int i0 = 0; i0 < n; i0 += ROW_CHUNK) {
     const int i1 = min_int(n, i0 + ROW_CHUNK);
     for (int i = i0; i < i1; i++) r[i] = -b[i];
@@ -74,7 +74,7 @@ static void gradient(const cabcd_problem *pr, const double *theta,
 {
   const int n = pr->n, m = pr->m;
   const double a = 2.0 / n, reg = 2.0 * pr->lambda / n;
-  #pragma omp parallel for num_threads(nthreads) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
   for (int j = 0; j < m; j++) {
     const double *col = pr->phi + (size_t)j * n;
     double s = 0.0;
@@ -107,7 +107,7 @@ static void block_sweep(const cabcd_problem *pr, const int *blk, int k,
 {
   const int n = pr->n, nch = (n + ROW_CHUNK - 1) / ROW_CHUNK;
   const int stride = k + k * k;
-  #pragma omp parallel for num_threads(nthreads) schedule(static) if (nch > 1)
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (nch > 1)
   for (int ch = 0; ch < nch; ch++) {
     const int i0 = ch * ROW_CHUNK, i1 = min_int(n, i0 + ROW_CHUNK);
     double *ps = partial + (size_t)ch * stride;
@@ -148,7 +148,7 @@ static void update_residual(const cabcd_problem *pr, const int *blk, int k,
                             const double *delta, double *r, int nthreads)
 {
   const int n = pr->n;
-  #pragma omp parallel for num_threads(nthreads) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
   for (int i0 = 0; i0 < n; i0 += ROW_CHUNK) {
     const int i1 = min_int(n, i0 + ROW_CHUNK);
     for (int l = 0; l < k; l++) {
@@ -400,7 +400,7 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
   for (int i = 0; i < n; i++) ws.mu[i] = pr->weight[i] / n;
   /* The curvature scale c = max_j H_jj of the step sizes (H_jj into g,
    * which is overwritten below). */
-  #pragma omp parallel for num_threads(opt->nthreads) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) if (n > ROW_CHUNK)
   for (int j = 0; j < m; j++) {
     const double *col = pr->phi + (size_t)j * n;
     double h = 0.0;

@@ -4,7 +4,7 @@
 #include "cg.h"
 #include "lapack.h"
 #include "pivchol.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 /* Work (rows x columns x (d + right-hand sides)) of one slab of a kernel
  * product, a few hundredths of a second on one core: the callback is polled
@@ -29,7 +29,7 @@ static void cross_products(const double *A, int ka, const double *B, int kb,
                            int n, double *out, int nthreads)
 {
   const size_t nout = (size_t)ka * kb;
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if ((double)nout * n > PARALLEL_MIN_WORK)
   for (size_t e = 0; e < nout; e++)
     out[e] = dot(A + (size_t)(e % ka) * n, B + (size_t)(e / ka) * n, n);
@@ -116,7 +116,7 @@ static void woodbury_apply(const woodbury *w, const double *R, int ncol,
   int info = 0;
   cross_products(w->S, k, R, ncol, n, w->T, nthreads);
   dpotrs_("L", &k, &ncol, w->M, &k, w->T, &k, &info, 1);
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if ((double)n * k * ncol > PARALLEL_MIN_WORK)
   for (int i0 = 0; i0 < n; i0 += CG_CHUNK) {
     const int i1 = i0 + CG_CHUNK < n ? i0 + CG_CHUNK : n;

@@ -34,7 +34,7 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
       1 + (int)((double)opt.max_iterations * b.d / CG_TRACE_BUDGET);
 
   glue_trace tr;
-  glue_trace_init(&tr, b.d, opt.max_iterations / opt.trace_every + 1);
+  glue_trace_init(&tr, b.d, opt.max_iterations / opt.trace_every + 1, opt.nthreads);
   return glue_square_solve(cg_solve_any, &opt, &k, &p, &b, noise, control,
                            opt.nthreads, &tr);
 }

@@ -2,7 +2,7 @@
 #include <string.h>
 #include "chol.h"
 #include "lapack.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 /* Rows and columns per block: a tile of the trailing update and the panel
  * slices it reads, 128 KB each, stay in a core's cache. */
@@ -28,7 +28,7 @@ static void update_rows(const char *trans_a, int rows, int ncol, int inner,
   const double one = 1.0, minus_one = -1.0;
   const int transposed = *trans_a == 'T';
   const int nb = nblocks(rows);
-  #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
       if (nb > 1 && 2.0 * rows * ncol * inner > PARALLEL_MIN_WORK)
   for (int blk = 0; blk < nb; blk++) {
     const int r0 = blk * CHOL_BLOCK, h = min_int(CHOL_BLOCK, rows - r0);
@@ -74,7 +74,7 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
     if (below == 0) break;
 
     const int nb = nblocks(below);
-    #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
+    #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
         if (nb > 1 && (double)below * w * w > PARALLEL_MIN_WORK)
     for (int b = 0; b < nb; b++) {
       const int r0 = b * CHOL_BLOCK, h = min_int(CHOL_BLOCK, below - r0);
@@ -85,7 +85,7 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
     const long ntiles = (long)nb * (nb + 1) / 2;
     for (long t0 = 0; t0 < ntiles; t0 += CHOL_ROUND_TILES) {
       const long t1 = t0 + CHOL_ROUND_TILES < ntiles ? t0 + CHOL_ROUND_TILES : ntiles;
-      #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
+      #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
           if (t1 - t0 > 1 && (double)below * w * CHOL_BLOCK > PARALLEL_MIN_WORK)
       for (long t = t0; t < t1; t++) {
         int rb, cb;

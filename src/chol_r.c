@@ -10,7 +10,7 @@ SEXP C_chol_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP threads)
   SEXP alpha = PROTECT(Rf_duplicate(rhs));
   double *work = (double *)R_alloc((size_t)p.n * p.n, sizeof(double));
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
-  glue_trace_init(&tr, 0, 0);
+  glue_trace_init(&tr, 0, 0, 1);
   const int info = chol_solve(&k, &p, glue_doubles(noise, p.n, "noise"),
                               REAL(alpha), b.d, work, glue_threads(threads),
                               glue_trace_record, &tr);

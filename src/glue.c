@@ -1,6 +1,6 @@
 #include <string.h>
 #include "glue.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 kernel glue_kernel(SEXP spec)
 {
@@ -30,12 +30,11 @@ points glue_points(SEXP x, const char *what)
 
 int glue_threads(SEXP threads)
 {
-  int nth = Rf_asInteger(threads);
-  if (nth == NA_INTEGER || nth < 1) nth = 1;
-  /* CRAN and batch systems cap threads through OMP_THREAD_LIMIT; asking for
-   * more than the limit makes OpenMP print warnings and form smaller teams. */
-  if (nth > omp_get_thread_limit()) nth = omp_get_thread_limit();
-  return nth;
+  /* Every .Call that runs threads starts here: a governed run that an
+   * error left active ends now. */
+  threads_release();
+  const int nth = Rf_asInteger(threads);
+  return threads_team(nth == NA_INTEGER ? 1 : nth);
 }
 
 uint64_t glue_seed(SEXP seed)
@@ -77,7 +76,7 @@ int glue_interrupt_pending(void)
  * answers well within a second, rare enough to cost nothing. */
 #define INTERRUPT_INTERVAL 0.1
 
-void glue_trace_init(glue_trace *tr, int nrhs, int max_rows)
+void glue_trace_init(glue_trace *tr, int nrhs, int max_rows, int nthreads)
 {
   tr->nrhs = nrhs;
   tr->nrows = 0;
@@ -86,12 +85,14 @@ void glue_trace_init(glue_trace *tr, int nrhs, int max_rows)
   tr->seconds = (double *)R_alloc(max_rows, sizeof(double));
   tr->residuals = (double *)R_alloc((size_t)max_rows * nrhs, sizeof(double));
   tr->start = tr->last_check = omp_get_wtime();
+  if (max_rows > 0) threads_govern(nthreads, tr->start);
 }
 
 int glue_trace_record(void *trace, int iteration, const double *residuals)
 {
   glue_trace *tr = trace;
   const double now = omp_get_wtime();
+  threads_tick(iteration > 0 && !residuals, now);
   if (residuals && tr->nrows < tr->max_rows) {
     const int j = tr->nrows++;
     tr->iteration[j] = iteration;
@@ -107,6 +108,7 @@ int glue_trace_record(void *trace, int iteration, const double *residuals)
 SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
                         const glue_trace *tr)
 {
+  threads_release();
   PROTECT(alpha);
   SEXP iter = PROTECT(Rf_allocVector(INTSXP, tr->nrows));
   SEXP time = PROTECT(Rf_allocVector(REALSXP, tr->nrows));
@@ -173,7 +175,7 @@ kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
   }
   void *cache = R_alloc(nn, single ? sizeof(float) : sizeof(double));
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
-  glue_trace_init(&tr, 0, 0);
+  glue_trace_init(&tr, 0, 0, 1);
   *interrupted = kernel_block_build(k, p, p, single, cache, nthreads,
                                     glue_trace_record, &tr);
   if (single)

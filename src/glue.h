@@ -17,7 +17,8 @@ kernel glue_kernel(SEXP spec);
 /* A double matrix (n x d), already scaled by the length scales. */
 points glue_points(SEXP x, const char *what);
 
-/* The requested thread count, clamped to what OpenMP allows. */
+/* The requested thread count under the thread policy (threads.h); ends a
+ * governed run that an error left active. */
 int glue_threads(SEXP threads);
 
 /* A 64-bit seed from two doubles in [0, 2^32) drawn by R's generator. */
@@ -44,10 +45,14 @@ typedef struct {
   double *seconds, *residuals; /* residuals: max_rows x nrhs */
 } glue_trace;
 
-/* Storage comes from R_alloc, so it is freed even after an R error. */
-void glue_trace_init(glue_trace *tr, int nrhs, int max_rows);
+/* Storage comes from R_alloc, so it is freed even after an R error.  A run
+ * that keeps a trace (max_rows > 0) is an iterative solve: its team size on
+ * up to `nthreads` threads is governed (threads.h) until
+ * glue_solver_result(). */
+void glue_trace_init(glue_trace *tr, int nrhs, int max_rows, int nthreads);
 
-/* A solver_callback over a glue_trace. */
+/* A solver_callback over a glue_trace; each call ends a step for the
+ * thread governor (a step with residuals counts as irregular). */
 int glue_trace_record(void *trace, int iteration, const double *residuals);
 
 /* The solver's result as the R side reads it:

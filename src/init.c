@@ -3,6 +3,7 @@
 #include <Rinternals.h>
 #include <R_ext/Rdynload.h>
 #include <R_ext/Visibility.h>
+#include "threads.h"
 
 SEXP C_kernel_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kernel_matrix(SEXP, SEXP, SEXP, SEXP);
@@ -51,4 +52,5 @@ void attribute_visible R_init_sddgp(DllInfo *dll)
   R_registerRoutines(dll, NULL, call_entries, NULL, NULL);
   R_useDynamicSymbols(dll, FALSE);
   R_forceSymbols(dll, TRUE);
+  threads_init();
 }

@@ -3,7 +3,7 @@
 #include <string.h>
 #include "kmeans.h"
 #include "rng.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 /* Points per unit of parallel work; a fixed size, so the split (and every
  * result) is the same for any thread count. */
@@ -18,7 +18,7 @@ static void update_nearest(const points *x, const points *cen, int t,
   const int n = x->n, nchunks = (n + KMEANS_CHUNK - 1) / KMEANS_CHUNK;
   /* One seed's work: a thread team pays off only for large n d, and the
    * seeding opens m of them. */
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if (nchunks > 1 && (double)n * x->d > PARALLEL_MIN_WORK)
   for (int ch = 0; ch < nchunks; ch++) {
     double buf[KMEANS_CHUNK];
@@ -66,7 +66,7 @@ static int assign(const points *x, const points *cen, int *label,
   int changed = 0;
   /* An integer count is exact in any order, so the reduction cannot make
    * results depend on the thread count. */
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       reduction(+ : changed) if (nchunks > 1)
   for (int ch = 0; ch < nchunks; ch++) {
     double buf[KMEANS_TILE];
@@ -106,7 +106,7 @@ static void update_centres(const points *x, const int *label, double *centres,
   for (int j = m; j > 0; j--) start[j] = start[j - 1];
   start[0] = 0;
 
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if ((double)n * d > 1e5)
   for (int j = 0; j < m; j++) {
     const int count = start[j + 1] - start[j];

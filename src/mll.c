@@ -3,7 +3,7 @@
 #include <string.h>
 #include "mll.h"
 #include "chol.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 #define LOG_2PI 1.8378770664093454836
 
@@ -85,7 +85,7 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
     goto done;
   }
 
-  #pragma omp parallel num_threads(nthreads)
+  #pragma omp parallel num_threads(threads_team(nthreads))
   {
     double *r2 = scratch + 3 * (size_t)m * omp_get_thread_num();
     /* Columns shrink with j, hence dynamic scheduling; each column is summed

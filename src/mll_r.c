@@ -17,7 +17,7 @@ SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
   SEXP grad = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)p.d + 2));
   for (int c = 0; c < p.d + 2; c++) REAL(grad)[c] = NA_REAL;
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
-  glue_trace_init(&tr, 0, 0);
+  glue_trace_init(&tr, 0, 0, 1);
   /* A matrix that is not positive definite is an answer (NA), not an
    * error: the optimiser's line search may step there and back off. */
   const mll_status status = mll_evaluate(&k, &p, yy, lambda, w, glue_threads(threads),

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "pivchol.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 /* Rows per unit of work when a new column is orthogonalised against the
  * previous ones; each row's sum runs over the columns in order, so the
@@ -48,7 +48,7 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
     /* K is symmetric: column piv is row piv. */
     kernel_op_row_values(K, piv, col);
 
-    #pragma omp parallel for num_threads(nthreads) schedule(static) \
+    #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
         if ((double)n * m > 1e6)
     for (int i0 = 0; i0 < n; i0 += PIVCHOL_CHUNK) {
       const int i1 = i0 + PIVCHOL_CHUNK < n ? i0 + PIVCHOL_CHUNK : n;

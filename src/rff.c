@@ -2,7 +2,7 @@
 #include <string.h>
 #include "rff.h"
 #include "rng.h"
-#include "omp_compat.h"
+#include "threads.h"
 #include "vmath.h"
 
 /* Below this many features one thread draws them: a parallel region would
@@ -20,7 +20,7 @@ void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
                     int nthreads)
 {
   const int df = kernel_spectral_df(k);
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if (m >= DRAW_PARALLEL_MIN)
   for (int i = 0; i < m; i++) {
     const uint64_t j = first + (uint64_t)i;
@@ -183,7 +183,7 @@ void rff_features(const rff *f, const points *p, int i0, int i1, double *out,
   const feature_source src = {f, p};
   /* Threads only for more than about a millisecond of work (see
    * block_product). */
-  #pragma omp parallel for num_threads(nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if ((double)(i1 - i0) * f->m * f->d > 1e6)
   for (int i = i0; i < i1; i++) {
     double buf[FEATURE_CHUNK];

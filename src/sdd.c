@@ -4,7 +4,7 @@
 #include "sdd.h"
 #include "rff.h"
 #include "rng.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 /* A probed residual this far above its starting value of 1 (alpha = 0)
  * means the iteration is unstable: the step size is too large. */
@@ -213,7 +213,7 @@ static void update(sdd_work *w, double *mom, double *alpha_bar, double r)
    * way the scatter above adds a sparse one): alpha -= lr rho m, average,
    * and decay m by rho ahead of the next step's gradient, which together
    * give m_t = g_t + rho m_{t-1}. */
-  #pragma omp parallel for num_threads(opt->nthreads) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) \
       if (n > DENSE_CHUNK)
   for (int i0 = 0; i0 < n; i0 += DENSE_CHUNK) {
     const int i1 = i0 + DENSE_CHUNK < n ? i0 + DENSE_CHUNK : n;

@@ -77,7 +77,8 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
 
   glue_trace tr;
   glue_trace_init(&tr, SDD_TRACE_VALUES(b.d),
-                  opt.iterations / opt.check_every + 1 + opt.metrics.n_at);
+                  opt.iterations / opt.check_every + 1 + opt.metrics.n_at,
+                  opt.nthreads);
 
   return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, control,
                            opt.nthreads, &tr);

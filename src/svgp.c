@@ -4,7 +4,7 @@
 #include "svgp.h"
 #include "chol.h"
 #include "lapack.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 #define LOG_2PI 1.8378770664093454836
 /* Kernel values per chunk of training points (M x c): 4 MB, and a fraction
@@ -53,7 +53,7 @@ static void add_outer_lower(const double *A, int m, int k, double *C,
 {
   const int nb = (m + BLAS_BLOCK - 1) / BLAS_BLOCK;
   const double one = 1.0;
-  #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
       if (nb > 1 && (double)m * m * k > PARALLEL_WORK)
   for (int b = 0; b < nb; b++) {
     const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, m - j0);
@@ -70,7 +70,7 @@ static void cross_product(const double *A, int m, int k, const double *W,
 {
   const int nb = (m + BLAS_BLOCK - 1) / BLAS_BLOCK;
   const double one = 1.0, zero = 0.0;
-  #pragma omp parallel for num_threads(nthreads) schedule(dynamic) \
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
       if (nb > 1 && (double)m * m * k > PARALLEL_WORK)
   for (int b = 0; b < nb; b++) {
     const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, m - j0);
@@ -186,7 +186,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
   memset(grad, 0, sizeof(double) * (size_t)m * d);
   /* Kmm: z_j enters entries (j, l) and (l, j), and d(r2)/dz_j =
    * 2 (z_j - z_l), hence the factor 4. */
-  #pragma omp parallel for num_threads(nth) schedule(static) \
+  #pragma omp parallel for num_threads(threads_team(nth)) schedule(static) \
       if ((double)m * m * d > PARALLEL_WORK)
   for (int j = 0; j < m; j++)
     pair_gradient(k, z, j, z, b + (size_t)j * m, 4.0, grad);
@@ -201,7 +201,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
     dgemv_("T", &m, &len, &minus_one, kc, &m, a, &inc, &one, r, &inc, 1);
     for (int i = 0; i < len; i++) r[i] /= p->noise[i0 + i];
     cross_product(kc, m, len, w, gt, nth); /* gt = Kc' W, len x m */
-    #pragma omp parallel for num_threads(nth) schedule(static) \
+    #pragma omp parallel for num_threads(threads_team(nth)) schedule(static) \
         if ((double)m * len * d > PARALLEL_WORK)
     for (int j = 0; j < m; j++) {
       double *gj = gt + (size_t)j * len; /* column j of dF/dKmn, transposed */

@@ -17,7 +17,7 @@ SEXP C_kmeans(SEXP x, SEXP m_, SEXP iterations, SEXP seed, SEXP threads)
     Rf_error("internal error: bad number of centres or iterations");
 
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
-  glue_trace_init(&tr, 0, 0);
+  glue_trace_init(&tr, 0, 0, 1);
   SEXP centres = PROTECT(Rf_allocMatrix(REALSXP, m, p.d));
   SEXP seeds = PROTECT(Rf_allocVector(INTSXP, m));
   double *objective = (double *)R_alloc((size_t)opt.iterations + 1, sizeof(double));
@@ -50,8 +50,10 @@ SEXP C_svgp_fit(SEXP x, SEXP spec, SEXP noise, SEXP y, SEXP z, SEXP control,
   const int m = zin.n;
   const int iterations = Rf_asInteger(glue_list_get(control, "optimize_inducing"));
 
+  /* Not governed: an iteration is a few large matrix products, and line
+   * searches make iterations unequal. */
   glue_trace tr;
-  glue_trace_init(&tr, 1, iterations + 1);
+  glue_trace_init(&tr, 1, iterations + 1, 1);
   svgp_problem prob;
   prob.k = &k;
   prob.x = &p;

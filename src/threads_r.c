@@ -1,18 +1,21 @@
-/* What OpenMP offers this process, for sddgp_threads(verbose = TRUE). */
+/* What OpenMP offers this process, for sddgp_threads(). */
 #include "glue.h"
-#include "omp_compat.h"
+#include "threads.h"
 
 SEXP C_openmp_info(void)
 {
-  SEXP out = PROTECT(Rf_allocVector(INTSXP, 4));
+  const char *names[] = {"openmp", "processors", "max_threads", "thread_limit",
+                         "forked", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
 #ifdef _OPENMP
-  INTEGER(out)[0] = 1;
+  SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
 #else
-  INTEGER(out)[0] = 0;
+  SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(0));
 #endif
-  INTEGER(out)[1] = omp_get_num_procs();
-  INTEGER(out)[2] = omp_get_max_threads();
-  INTEGER(out)[3] = omp_get_thread_limit();
+  SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(omp_get_num_procs()));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarInteger(omp_get_max_threads()));
+  SET_VECTOR_ELT(out, 3, Rf_ScalarInteger(omp_get_thread_limit()));
+  SET_VECTOR_ELT(out, 4, Rf_ScalarLogical(threads_forked()));
   UNPROTECT(1);
   return out;
 }

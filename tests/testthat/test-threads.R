@@ -14,34 +14,35 @@ test_that("the option beats the environment variable", {
   expect_output(sddgp_threads(verbose = TRUE), "1 thread \\(from options\\(sddgp.threads\\)\\)")
 })
 
-test_that("SDDGP_NUM_THREADS beats _R_CHECK_LIMIT_CORES_", {
+test_that("SDDGP_NUM_THREADS beats parallelly::availableCores()", {
   withr::local_options(sddgp.threads = NULL)
   withr::local_envvar(SDDGP_NUM_THREADS = "1", "_R_CHECK_LIMIT_CORES_" = "true")
   expect_identical(sddgp_threads(), 1L)
   expect_output(sddgp_threads(verbose = TRUE), "\\(from SDDGP_NUM_THREADS\\)")
 })
 
-test_that("_R_CHECK_LIMIT_CORES_ limits to 2 threads unless it is false", {
+test_that("the default follows parallelly::availableCores(), capped by the processors", {
   withr::local_options(sddgp.threads = NULL)
   withr::local_envvar(SDDGP_NUM_THREADS = NA, "_R_CHECK_LIMIT_CORES_" = "TRUE")
-  limit <- .Call(sddgp:::C_openmp_info)[4]
-  expect_identical(sddgp_threads(), as.integer(min(2, limit)))
-  expect_output(sddgp_threads(verbose = TRUE), "\\(from _R_CHECK_LIMIT_CORES_\\)")
-  withr::local_envvar("_R_CHECK_LIMIT_CORES_" = "false")
-  expect_output(sddgp_threads(verbose = TRUE), "\\(from logical CPUs\\)")
-  cores <- parallel::detectCores()
-  if (is.na(cores)) cores <- 1L
-  expect_identical(sddgp_threads(), as.integer(min(cores, limit)))
-  withr::local_envvar("_R_CHECK_LIMIT_CORES_" = NA)
-  expect_output(sddgp_threads(verbose = TRUE), "\\(from logical CPUs\\)")
+  info <- .Call(sddgp:::C_openmp_info)
+  cap <- min(info$processors, info$thread_limit)
+  expect_identical(sddgp_threads(), as.integer(min(2, cap)))
+  expect_output(sddgp_threads(verbose = TRUE), "\\(from parallelly::availableCores\\(\\), ")
+  # A scheduler's allocation of one core, as parallelly sees it.
+  withr::local_options(parallelly.availableCores.custom = function() 1L)
+  expect_identical(sddgp_threads(), 1L)
+  expect_output(sddgp_threads(verbose = TRUE), "availableCores\\(\\), custom\\)")
+  # Asking for more threads than processors gets the processors.
+  expect_identical(sddgp_threads(10000), as.integer(cap))
 })
 
 test_that("verbose output reports OpenMP", {
   expect_output(sddgp_threads(1, verbose = TRUE), "OpenMP: (yes|not compiled in); processors")
   info <- .Call(sddgp:::C_openmp_info)
-  expect_length(info, 4)
-  expect_true(info[1] %in% c(0L, 1L))
-  expect_gte(info[4], 1L)
+  expect_named(info, c("openmp", "processors", "max_threads", "thread_limit", "forked"))
+  expect_true(is.logical(info$openmp))
+  expect_gte(info$thread_limit, 1L)
+  expect_false(info$forked)
 })
 
 test_that("invalid thread counts give classed errors naming their source", {
@@ -70,5 +71,64 @@ test_that("the fit records the threads it used", {
   expect_identical(fit$threads, 1L)
   fit2 <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
                  solver = "cholesky", threads = 2)
-  expect_identical(fit2$threads, sddgp_threads(2))  # capped by OMP_THREAD_LIMIT
+  expect_identical(fit2$threads, sddgp_threads(2))  # capped by the processors
+  fit3 <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+                 solver = "cholesky", threads = 1e6)
+  expect_lte(fit3$threads, .Call(sddgp:::C_openmp_info)$processors)
+})
+
+# A child forked from a parent whose OpenMP threads have run: 2 threads
+# there deadlock GNU OpenMP, so every team in the child is one thread.  Run
+# in a background R with a time limit, so that a deadlock fails the test
+# instead of hanging it.
+forked_fits <- function(fork) {
+  p <- callr::r_bg(function(fork) {
+    library(sddgp)
+    set.seed(1)
+    n <- 3000
+    x <- matrix(runif(2 * n), n)
+    y <- sin(6 * x[, 1]) + rnorm(n, sd = 0.1)
+    fit_alpha <- function() {
+      set.seed(2)
+      fit <- gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.01, solver = "sdd",
+                    control = sdd_control(iterations = 60, cache = "never"), threads = 2)
+      list(alpha = fit$alpha, threads = fit$threads, default = sddgp_threads(2))
+    }
+    parent <- fit_alpha()
+    list(parent = parent, children = fork(fit_alpha))
+  }, args = list(fork = fork), supervise = TRUE)
+  on.exit(p$kill())
+  p$wait(90000)
+  if (p$is_alive()) return(NULL)
+  p$get_result()
+}
+
+expect_forked_fits <- function(out) {
+  expect_false(is.null(out), info = "the forked children did not finish in 90 s")
+  expect_identical(out$parent$threads, sddgp_threads(2))
+  expect_length(out$children, 2L)
+  for (child in out$children) {
+    expect_identical(child$threads, 1L)
+    expect_identical(child$default, 1L)
+    expect_identical(child$alpha, out$parent$alpha)
+  }
+}
+
+test_that("mclapply children of a 2-thread parent fit on one thread, as the parent does", {
+  skip_on_os("windows")
+  skip_if_not_installed("callr")
+  expect_forked_fits(forked_fits(function(f) {
+    parallel::mclapply(1:2, function(i) f(), mc.cores = 2)
+  }))
+})
+
+test_that("future's multicore workers of a 2-thread parent finish", {
+  skip_on_os("windows")
+  skip_if_not_installed("callr")
+  skip_if_not_installed("future")
+  expect_forked_fits(forked_fits(function(f) {
+    future::plan(future::multicore, workers = 2)
+    fs <- lapply(1:2, function(i) future::future(f(), seed = NULL))
+    future::value(fs)
+  }))
 })

@@ -1078,6 +1078,7 @@ int main(int argc, char **argv)
   test_sgd();
   test_cabcd();
   test_dsg();
+  test_threads();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

@@ -1,0 +1,126 @@
+#include "threads.h"
+
+#ifndef _WIN32
+#include <pthread.h>
+#endif
+
+/* A window of regular steps lasts at least this long (seconds): long enough
+ * to average over the scheduler's time slices, short enough that a run of
+ * a few seconds adapts.  Trial windows are shorter, since a bad trial size
+ * can be several times slower. */
+#define GOVERN_WINDOW 0.05
+#define GOVERN_TRIAL_WINDOW 0.02
+/* A trial team size must be this much faster to be adopted: noise between
+ * windows of the same team size stays below it. */
+#define GOVERN_MARGIN 0.10
+/* Windows between trials: the first trial follows the first window, the
+ * gap then doubles after each failed trial, so that on an idle machine
+ * trials soon cost under 1 % of the time, and shrinks again after a
+ * switch. */
+#define GOVERN_GAP_MIN 4
+#define GOVERN_GAP_MAX 128
+
+static int forked = 0;
+
+#ifndef _WIN32
+static void on_fork_child(void) { forked = 1; }
+#endif
+
+void threads_init(void)
+{
+#ifndef _WIN32
+  static int registered = 0;
+  if (!registered && pthread_atfork(NULL, NULL, on_fork_child) == 0) registered = 1;
+#endif
+}
+
+int threads_forked(void) { return forked; }
+
+/* The state of the one governed run (solvers run one at a time per
+ * process; a run left active by an error is released at the next entry). */
+static struct {
+  int active;
+  int max, cap;     /* most threads asked for; the team size in use */
+  int alt, trial;   /* the team size on trial, and whether it runs now */
+  int up;           /* direction of the next trial when both are possible */
+  int gap, until;   /* windows between trials; windows left to the next */
+  int ticks;        /* regular steps in the window */
+  double start;     /* start of the window, less the irregular steps' time */
+  double last;      /* time of the last tick */
+  double rate;      /* steps per second of the last window on `cap` */
+} gov;
+
+int threads_team(int requested)
+{
+  int n = requested;
+  if (n > omp_get_thread_limit()) n = omp_get_thread_limit();
+  if (forked) n = 1;
+  if (gov.active) {
+    const int allowed = gov.trial ? gov.alt : gov.cap;
+    if (n > allowed) n = allowed;
+  }
+  return n < 1 ? 1 : n;
+}
+
+void threads_govern(int max, double now)
+{
+  gov.active = max > 1;
+  gov.max = gov.cap = max;
+  gov.trial = 0;
+  gov.up = 0;
+  gov.gap = GOVERN_GAP_MIN;
+  gov.until = 1;
+  gov.ticks = 0;
+  gov.start = gov.last = now;
+  gov.rate = 0.0;
+}
+
+void threads_release(void) { gov.active = 0; }
+
+/* The next team size to try from `cap`: half or twice it, alternating when
+ * both are possible; 0 when neither is. */
+static int trial_size(void)
+{
+  const int down = gov.cap > 1 ? gov.cap / 2 : 0;
+  const int up = gov.cap < gov.max ? (2 * gov.cap < gov.max ? 2 * gov.cap : gov.max) : 0;
+  if (down && up) {
+    gov.up = !gov.up;
+    return gov.up ? up : down;
+  }
+  return down ? down : up;
+}
+
+void threads_tick(int regular, double now)
+{
+  if (!gov.active) return;
+  if (!regular) {
+    gov.start += now - gov.last;
+    gov.last = now;
+    return;
+  }
+  gov.ticks++;
+  gov.last = now;
+  const double elapsed = now - gov.start;
+  if (elapsed < (gov.trial ? GOVERN_TRIAL_WINDOW : GOVERN_WINDOW)) return;
+  const double rate = gov.ticks / elapsed;
+  if (gov.trial) {
+    gov.trial = 0;
+    if (rate > gov.rate * (1.0 + GOVERN_MARGIN)) {
+      gov.cap = gov.alt;
+      gov.rate = rate;
+      gov.gap = GOVERN_GAP_MIN;
+    } else if (gov.gap < GOVERN_GAP_MAX) {
+      gov.gap *= 2;
+    }
+    gov.until = gov.gap;
+  } else {
+    gov.rate = rate;
+    if (--gov.until <= 0) {
+      gov.alt = trial_size();
+      gov.trial = gov.alt > 0;
+      gov.until = gov.gap;
+    }
+  }
+  gov.ticks = 0;
+  gov.start = now;
+}

@@ -1,0 +1,47 @@
+/* The thread policy: every parallel region of the core takes its team size
+ * from threads_team(), as data.table's regions take theirs from
+ * getDTthreads().  Results never depend on the team size (counter-based
+ * random numbers, sums in a fixed block order), so the policy is free to
+ * give fewer threads than were asked for:
+ *
+ * - In a child forked from a process that has used OpenMP, GNU OpenMP's
+ *   thread pool is gone but its bookkeeping is not, and a team of two or
+ *   more deadlocks (parallel::mclapply, future's multicore plan).  A fork
+ *   handler registered by threads_init() makes every team there one thread.
+ *
+ * - On a busy machine, idle team members spin at every region's end (GNU
+ *   OpenMP's default wait policy, fixed when R starts) and take the CPU the
+ *   working threads need: two threads can run several times slower than
+ *   one.  Iterative solvers therefore run under a governor that times their
+ *   steps on the current team size and, now and then, on half or twice as
+ *   many threads, and keeps the faster. */
+#ifndef SDDGP_THREADS_H
+#define SDDGP_THREADS_H
+
+#include "omp_compat.h"
+
+/* Registers the fork handler; once per process (R_init_sddgp, the C test
+ * driver).  Safe to call again. */
+void threads_init(void);
+
+/* 1 in a process forked after threads_init(), else 0. */
+int threads_forked(void);
+
+/* The team size for a region asked to run on `requested` threads: at most
+ * OpenMP's thread limit, one in a forked child, at most the governor's
+ * choice while a governed run is under way, and at least one. */
+int threads_team(int requested);
+
+/* Starts governing a run on up to `max` threads at time `now` (seconds);
+ * the team starts at `max`. */
+void threads_govern(int max, double now);
+
+/* The end of a solver step at time `now`.  `regular` is 0 for steps that
+ * do extra work (residual probes, metrics) or for calls between steps:
+ * their time is left out of the comparison. */
+void threads_tick(int regular, double now);
+
+/* Ends the governed run (idempotent): teams are again what was asked. */
+void threads_release(void);
+
+#endif

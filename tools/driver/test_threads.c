@@ -1,0 +1,109 @@
+/* Driver checks of the thread policy (src/threads.c).
+ *
+ * Truths: a forked child of a process whose thread pool has run gets teams
+ * of one thread and finishes a parallel kernel product with the parent's
+ * bits; the governor, fed step times from a model machine on which one
+ * team size is faster, settles on that size and spends little time on the
+ * other. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#ifndef _WIN32
+#include <sys/wait.h>
+#include <unistd.h>
+#endif
+
+#include "driver.h"
+#include "../../src/threads.h"
+
+#ifndef _WIN32
+static void free_all(double *a, double *b, double *c, double *d)
+{
+  free(a);
+  free(b);
+  free(c);
+  free(d);
+}
+#endif
+
+static void check_fork(void)
+{
+#ifndef _WIN32
+  const int n = quick ? 600 : 3000, d = 4;
+  const kernel k = {KERNEL_MATERN32, 1.0};
+  double *x = random_points(n, d, 2.0), *A = random_matrix(n, 2);
+  double *out = dalloc(2 * (size_t)n), *again = dalloc(2 * (size_t)n);
+  const points p = {x, n, d, NULL};
+  /* The parent's pool of 2 threads exists from here on. */
+  block_matmul(&k, &p, NULL, n, &p, A, 2, out, n, 2);
+  CHECK(!threads_forked(), "the parent is not a forked child");
+  CHECK(threads_team(2) == (omp_get_thread_limit() < 2 ? 1 : 2),
+        "the parent gets the 2 threads it asks for");
+  fflush(NULL);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int ok = threads_forked() && threads_team(2) == 1;
+    block_matmul(&k, &p, NULL, n, &p, A, 2, again, n, 2);
+    ok = ok && memcmp(out, again, sizeof(double) * 2 * (size_t)n) == 0;
+    free_all(x, A, out, again);
+    _exit(ok ? 0 : 1);
+  }
+  int status = -1;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork and wait");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+        "the forked child runs on one thread and gets the parent's product");
+  free_all(x, A, out, again);
+#endif
+}
+
+/* Runs `steps` governed steps on up to `max` threads of a model machine
+ * whose step takes seconds[team - 1]; every tenth step is irregular and
+ * takes 100 steps' time (a residual probe), which must not sway the choice.
+ * Returns the share of steps run on `best` threads. */
+static double governed_share(int max, const double *seconds, int best, int steps)
+{
+  double now = 1000.0;
+  int on_best = 0;
+  threads_govern(max, now);
+  for (int t = 1; t <= steps; t++) {
+    const int team = threads_team(max);
+    const int regular = t % 10 != 0;
+    now += seconds[team - 1] * (regular ? 1.0 : 100.0);
+    on_best += team == best;
+    threads_tick(regular, now);
+  }
+  threads_release();
+  return (double)on_best / steps;
+}
+
+static void check_governor(void)
+{
+  /* Idle: 2 threads twice as fast.  Busy (another job on the cores):
+   * 2 threads four times slower than 1. */
+  const double idle[] = {2e-3, 1e-3}, busy[] = {1e-3, 4e-3};
+  const double share_idle = governed_share(2, idle, 2, 20000);
+  const double share_busy = governed_share(2, busy, 1, 20000);
+  CHECK(share_idle > 0.97, "idle: %.3f of the steps on 2 threads", share_idle);
+  CHECK(share_busy > 0.97, "busy: %.3f of the steps on 1 thread", share_busy);
+  /* Eight threads where four are best: found from either side. */
+  const double four[] = {8e-3, 4e-3, 3e-3, 2e-3, 2.5e-3, 3e-3, 3.5e-3, 4e-3};
+  const double share_four = governed_share(8, four, 4, 20000);
+  CHECK(share_four > 0.9, "eight asked, four best: %.3f of the steps on 4", share_four);
+  /* Without a governed run, and after its release, teams are as asked. */
+  CHECK(threads_team(1) == 1, "one thread asked, one given");
+  threads_govern(2, 0.0);
+  threads_release();
+  CHECK(threads_team(2) == (omp_get_thread_limit() < 2 ? 1 : 2),
+        "after release, the teams are as asked");
+  threads_govern(1, 0.0);
+  CHECK(threads_team(1) == 1, "a run on one thread is not governed");
+  threads_release();
+}
+
+void test_threads(void)
+{
+  section("thread policy");
+  threads_init();
+  check_fork();
+  check_governor();
+}

@@ -42,12 +42,14 @@ static struct {
   int active;
   int max, cap;     /* most threads asked for; the team size in use */
   int alt, trial;   /* the team size on trial, and whether it runs now */
+  int judge;        /* 1 in the window after a trial, which judges it */
   int up;           /* direction of the next trial when both are possible */
   int gap, until;   /* windows between trials; windows left to the next */
   int ticks;        /* regular steps in the window */
   double start;     /* start of the window, less the irregular steps' time */
   double last;      /* time of the last tick */
   double rate;      /* steps per second of the last window on `cap` */
+  double trial_rate; /* steps per second of the last trial window */
 } gov;
 
 int threads_team(int requested)
@@ -66,7 +68,7 @@ void threads_govern(int max, double now)
 {
   gov.active = max > 1;
   gov.max = gov.cap = max;
-  gov.trial = 0;
+  gov.trial = gov.judge = 0;
   gov.up = 0;
   gov.gap = GOVERN_GAP_MIN;
   gov.until = 1;
@@ -105,20 +107,26 @@ void threads_tick(int regular, double now)
   const double rate = gov.ticks / elapsed;
   if (gov.trial) {
     gov.trial = 0;
-    if (rate > gov.rate * (1.0 + GOVERN_MARGIN)) {
+    gov.judge = 1;
+    gov.trial_rate = rate;
+  } else if (gov.judge) {
+    /* The trial against the mean of the windows on either side of it, so
+     * that steps that grow slower as a run goes on (DSG's do) or a load
+     * that changes do not bias the comparison. */
+    gov.judge = 0;
+    if (gov.trial_rate > 0.5 * (gov.rate + rate) * (1.0 + GOVERN_MARGIN)) {
       gov.cap = gov.alt;
-      gov.rate = rate;
       gov.gap = GOVERN_GAP_MIN;
     } else if (gov.gap < GOVERN_GAP_MAX) {
       gov.gap *= 2;
     }
     gov.until = gov.gap;
+    gov.rate = rate;
   } else {
     gov.rate = rate;
     if (--gov.until <= 0) {
       gov.alt = trial_size();
       gov.trial = gov.alt > 0;
-      gov.until = gov.gap;
     }
   }
   gov.ticks = 0;

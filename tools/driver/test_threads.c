@@ -57,10 +57,11 @@ static void check_fork(void)
 }
 
 /* Runs `steps` governed steps on up to `max` threads of a model machine
- * whose step takes seconds[team - 1]; every tenth step is irregular and
- * takes 100 steps' time (a residual probe), which must not sway the choice.
- * Returns the share of steps run on `best` threads. */
-static double governed_share(int max, const double *seconds, int best, int steps)
+ * whose step t takes seconds[team - 1] (1 + drift t); every tenth step is
+ * irregular and takes 100 steps' time (a residual probe), which must not
+ * sway the choice.  Returns the share of steps run on `best` threads. */
+static double governed_share(int max, const double *seconds, double drift, int best,
+                             int steps)
 {
   double now = 1000.0;
   int on_best = 0;
@@ -68,7 +69,7 @@ static double governed_share(int max, const double *seconds, int best, int steps
   for (int t = 1; t <= steps; t++) {
     const int team = threads_team(max);
     const int regular = t % 10 != 0;
-    now += seconds[team - 1] * (regular ? 1.0 : 100.0);
+    now += seconds[team - 1] * (1.0 + drift * t) * (regular ? 1.0 : 100.0);
     on_best += team == best;
     threads_tick(regular, now);
   }
@@ -81,13 +82,19 @@ static void check_governor(void)
   /* Idle: 2 threads twice as fast.  Busy (another job on the cores):
    * 2 threads four times slower than 1. */
   const double idle[] = {2e-3, 1e-3}, busy[] = {1e-3, 4e-3};
-  const double share_idle = governed_share(2, idle, 2, 20000);
-  const double share_busy = governed_share(2, busy, 1, 20000);
+  const double share_idle = governed_share(2, idle, 0.0, 2, 20000);
+  const double share_busy = governed_share(2, busy, 0.0, 1, 20000);
   CHECK(share_idle > 0.97, "idle: %.3f of the steps on 2 threads", share_idle);
   CHECK(share_busy > 0.97, "busy: %.3f of the steps on 1 thread", share_busy);
+  /* Steps that grow slower as the run goes on (DSG's): a trial must not
+   * look slower only for coming later. */
+  const double drift_idle = governed_share(2, idle, 1e-3, 2, 5000);
+  const double drift_busy = governed_share(2, busy, 1e-3, 1, 5000);
+  CHECK(drift_idle > 0.95, "idle, slowing steps: %.3f on 2 threads", drift_idle);
+  CHECK(drift_busy > 0.95, "busy, slowing steps: %.3f on 1 thread", drift_busy);
   /* Eight threads where four are best: found from either side. */
   const double four[] = {8e-3, 4e-3, 3e-3, 2e-3, 2.5e-3, 3e-3, 3.5e-3, 4e-3};
-  const double share_four = governed_share(8, four, 4, 20000);
+  const double share_four = governed_share(8, four, 0.0, 4, 20000);
   CHECK(share_four > 0.9, "eight asked, four best: %.3f of the steps on 4", share_four);
   /* Without a governed run, and after its release, teams are as asked. */
   CHECK(threads_team(1) == 1, "one thread asked, one given");

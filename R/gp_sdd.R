@@ -26,9 +26,15 @@
 #' data (see [estimation_control()]); the estimates are reported by `print()`
 #' and `summary()`. With `standardize = TRUE` every input column and the
 #' target are centred and scaled by their training mean and (population)
-#' standard deviation before fitting; constant columns are only centred.
+#' standard deviation before fitting (computed without overflow or underflow
+#' for data of any magnitude, 1e-300 to 1e300); constant columns (spread
+#' below 1e-12 of the largest magnitude) are only centred.
 #' Hyperparameters (given or estimated) then refer to the standardised data,
-#' and predictions come back in the original units.
+#' and predictions come back in the original units. Without
+#' standardisation, inputs beyond \eqn{10^{100}} length scales from 0
+#' (where squared distances overflow) and estimates that would overflow or
+#' underflow double precision (from a target variance beyond
+#' \eqn{10^{308}}, say) are errors of class `sddgp_error_argument`.
 #'
 #' @param x A numeric matrix or data frame of inputs (one row per
 #'   observation), or a formula `y ~ x1 + x2` (or `y ~ .`).
@@ -117,7 +123,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
 
   scaling <- standardization(x, y, standardize)
   xs <- standardize_inputs(x, scaling)
-  ys <- (y - scaling$y_center) / scaling$y_scale
+  ys <- standardize_targets(y, scaling)
 
   estimated <- NULL
   if (!kernel_is_complete(kernel) || is.null(noise)) {
@@ -128,6 +134,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
     estimated <- estimated$estimation
   }
 
+  check_input_magnitude(xs, kernel)
   fit <- new_sddgp(xs, ys, scaling, kernel, noise, weights, chosen$solver,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
@@ -210,19 +217,82 @@ standardization <- function(x, y, standardize) {
     return(list(x_center = rep(0, ncol(x)), x_scale = rep(1, ncol(x)),
                 y_center = 0, y_scale = 1))
   }
-  pop_sd <- function(v) sqrt(mean((v - mean(v))^2))
-  x_scale <- apply(x, 2L, pop_sd)
+  mx <- col_moments(x)
+  my <- col_moments(y)
   # A constant column is only centred: dividing by its zero spread would
   # turn it into NaN (the reference implementation's bug on keggdirected).
-  x_scale[x_scale < 1e-12 * pmax(1, abs(colMeans(x)))] <- 1
-  y_scale <- pop_sd(y)
-  list(x_center = colMeans(x), x_scale = x_scale, y_center = mean(y),
-       y_scale = if (y_scale > 0) y_scale else 1)
+  # "Constant" is relative to the column's magnitude, which then does not
+  # matter (data at 1e-300 are not constant).
+  x_scale <- mx$sd
+  x_scale[x_scale <= 1e-12 * apply(abs(x), 2L, max)] <- 1
+  list(x_center = mx$mean, x_scale = x_scale, y_center = my$mean,
+       y_scale = if (my$sd > 0) my$sd else 1)
+}
+
+# Column means and population standard deviations of x (a vector: one
+# column), computed in units of a power of 2 near each column's largest
+# magnitude (pow2_unit()): squares of values near 1e300 do not overflow,
+# nor those near 1e-300 underflow to a zero spread.  Otherwise the same
+# as the direct formulas up to rounding.
+col_moments <- function(x) {
+  x <- as.matrix(x)
+  u <- apply(x, 2L, pow2_unit)
+  xu <- x / rep(u, each = nrow(x))
+  list(mean = colMeans(xu) * u,
+       sd = apply(xu, 2L, function(v) sqrt(mean((v - mean(v))^2))) * u)
+}
+
+# The power of 2 at or below max |v| (1 if all are 0): dividing by it is
+# exact and brings v into [-2, 2], where squares and sums of finite numbers
+# cannot overflow.
+pow2_unit <- function(v) {
+  m <- max(abs(v))
+  if (m > 0) 2^min(floor(log2(m)), 1023) else 1
+}
+
+# (v - center) / scale by columns (center and scale one number per column
+# of v, or a vector v with one of each), computed as (v / u - center / u) *
+# (u / scale) with u a power of 2 near scale: the same bits as (v - center)
+# * (1 / scale), but no overflow of v - center for values near +-1.8e308, nor of
+# 1 / scale for scales below 5.6e-309.  Far-away new inputs may still
+# overflow to +-Inf (see far_rows()).
+standardize_columns <- function(v, center, scale) {
+  u <- vapply(scale, pow2_unit, numeric(1L))
+  n <- NROW(v)
+  (v / rep(u, each = n) - rep(center / u, each = n)) * rep(u / scale, each = n)
+}
+
+# center + scale * v, the inverse, in units of a power of 2 near scale so
+# that neither the product nor the sum overflows on the way to a
+# representable result; the same bits as that formula otherwise.
+unstandardize <- function(v, center, scale) {
+  u <- pow2_unit(scale)
+  u * (center / u + (scale / u) * v)
 }
 
 standardize_inputs <- function(x, scaling) {
-  n <- nrow(x)
-  (x - rep(scaling$x_center, each = n)) * rep(1 / scaling$x_scale, each = n)
+  standardize_columns(x, scaling$x_center, scaling$x_scale)
+}
+
+standardize_targets <- function(y, scaling) {
+  standardize_columns(y, scaling$y_center, scaling$y_scale)
+}
+
+# Largest magnitude of the (standardised) training inputs, in length
+# scales, that the kernel computations take: squared distances and norms
+# stay far below overflow, and the Matern kernels' polynomial factors times
+# their smallest exp (3e-308) negligible.
+max_lengthscales <- 1e100
+
+check_input_magnitude <- function(xs, kernel) {
+  span <- apply(abs(xs), 2L, max) / kernel$lengthscale
+  if (any(span > max_lengthscales)) {
+    j <- which.max(span)
+    abort_argument("x", sprintf(paste(
+      "reaches %s length scales in column %d, beyond %s, where squared distances",
+      "overflow; use `standardize = TRUE` or larger length scales"),
+      format(signif(span[j], 3)), j, format(max_lengthscales)))
+  }
 }
 
 check_inputs <- function(x) {

@@ -205,24 +205,36 @@ curvature_scale <- function(objective, par) {
 # the data, see ?estimation_control.
 parameter_space <- function(x, y, kernel, noise, min_noise) {
   d <- ncol(x)
-  sd_x <- sqrt(colMeans(sweep(x, 2L, colMeans(x))^2))
-  sd_x[!is.finite(sd_x) | sd_x <= 0] <- 1
-  var_y <- mean((y - mean(y))^2)
-  if (!is.finite(var_y) || var_y <= 0) var_y <- 1
-  start <- log(c(sqrt(d) * sd_x, var_y, var_y / 10))
-  lower <- log(c(1e-3 * sd_x, 1e-4 * var_y, min_noise * var_y))
-  upper <- log(c(1e3 * sd_x, 1e3 * var_y, 10 * var_y))
+  # Spreads without overflow or underflow (unstandardised data may lie
+  # near 1e+-300), and the targets' variance on the log scale.
+  sd_x <- col_moments(x)$sd
+  sd_x[sd_x <= 0] <- 1
+  sd_y <- col_moments(y)$sd
+  log_var_y <- if (sd_y > 0) 2 * log(sd_y) else 0
+  start <- c(log(sqrt(d) * sd_x), log_var_y + log(c(1, 0.1)))
+  lower <- c(log(1e-3 * sd_x), log_var_y + log(c(1e-4, min_noise)))
+  upper <- c(log(1e3 * sd_x), log_var_y + log(c(1e3, 10)))
   fixed <- c(if (!is.null(kernel$lengthscale)) seq_len(d),
              if (!is.null(kernel$variance)) d + 1L,
              if (!is.null(noise)) d + 2L)
+  free <- setdiff(seq_len(d + 2L), fixed)
+  # Hyperparameters are passed to the likelihood as doubles.
+  unrepresentable <- free[upper[free] > log(.Machine$double.xmax) |
+                          lower[free] < log(.Machine$double.xmin)]
+  if (length(unrepresentable)) {
+    abort_argument(if (unrepresentable[1L] <= d) "x" else "y", paste(
+      "has a spread whose estimated length scales or (squared) variances would",
+      "overflow or underflow double precision; use `standardize = TRUE` or give",
+      "the kernel's hyperparameters and `noise`"))
+  }
   start[fixed] <- log(as.numeric(c(kernel$lengthscale, kernel$variance, noise)))
   # Small subsets often cannot tell little noise from none, and their
   # optimum then sits at min_noise, far from the subset's; the stages before
   # the last keep the noise at least 1e-3 times the target variance.
   stage_lower <- lower
-  stage_lower[d + 2L] <- max(lower[d + 2L], log(1e-3 * var_y))
+  stage_lower[d + 2L] <- max(lower[d + 2L], log_var_y + log(1e-3))
   list(start = start, lower = lower, upper = upper, stage_lower = stage_lower,
-       free = setdiff(seq_len(d + 2L), fixed))
+       free = free)
 }
 
 # The negative log marginal likelihood per point and its gradient as

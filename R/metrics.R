@@ -19,9 +19,12 @@ predictive_scores <- function(object, newdata, y, normalised = FALSE, threads = 
   check_flag(normalised, "normalised")
   pred <- stats::predict(object, newdata, se.fit = TRUE, threads = threads)
   y <- check_targets(y, length(pred$fit), against = "`newdata` has %d rows")
-  scale <- if (normalised) object$scaling$y_scale else 1
-  score_values(y / scale, pred$fit / scale,
-               (pred$se.fit^2 + pred$residual.scale^2) / scale^2)
+  # Scored in units of a power of 2 near the targets' magnitude, where
+  # squares cannot overflow, then converted.
+  u <- pow2_unit(c(y, pred$fit))
+  s <- score_values(y / u, pred$fit / u, (pred$se.fit / u)^2 + (pred$residual.scale / u)^2)
+  to <- if (normalised) u / object$scaling$y_scale else u
+  c(rmse = s[["rmse"]] * to, nll = s[["nll"]] + log(to))
 }
 
 # RMSE and mean Gaussian NLL of y under N(mu, var).

@@ -358,7 +358,7 @@ complete_hyperparameters <- function(kernel, noise, x, y, estimate, threads) {
   scaling <- standardization(x, y, TRUE)
   given <- rescale_hyperparameters(kernel, noise, scaling, "standard")
   est <- estimate_hyperparameters(standardize_inputs(x, scaling),
-                                  (y - scaling$y_center) / scaling$y_scale,
+                                  standardize_targets(y, scaling),
                                   given$kernel, given$noise, estimation_control(), threads)
   # Given values are kept as they are, not passed through the scaling.
   back <- rescale_hyperparameters(est$kernel, est$noise, scaling, "original")

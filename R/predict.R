@@ -9,6 +9,14 @@
 #' noise variance. New inputs are processed in chunks of `chunk_size` rows, so
 #' memory stays bounded for any number of them.
 #'
+#' At new inputs more than 1000 length scales outside the range of the
+#' training inputs (in some coordinate), every kernel value underflows to 0
+#' and the posterior is the prior: there the prediction is the prior mean
+#' (the training targets' mean with `standardize = TRUE`, else 0) and the
+#' standard error the prior standard deviation, exactly rather than from the
+#' samples, however far out (inputs whose standardised values overflow
+#' included).
+#'
 #' @param object An `sddgp` fit.
 #' @param newdata A matrix or data frame with the training input columns (by
 #'   name when both have names), or for a formula fit a data frame with the
@@ -53,18 +61,27 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   sc <- object$scaling
   mean <- numeric(nrow(xnew))
   var <- if (need_var) numeric(nrow(xnew))
+  box <- near_box(object)
   for (rows in chunks(nrow(xnew), chunk_size)) {
-    post <- posterior_at(object, xnew[rows, , drop = FALSE], need_var, threads)
-    mean[rows] <- post$mean
-    if (need_var) var[rows] <- rowMeans(post$centred^2)
+    # Far from the data the posterior is the prior, exactly: mean 0 and the
+    # kernel's variance (no sample paths are evaluated there).
+    x <- xnew[rows, , drop = FALSE]
+    far <- far_rows(x, box)
+    if (need_var) var[rows[far]] <- object$kernel$variance
+    if (all(far)) next
+    near <- rows[!far]
+    post <- posterior_at(object, x[!far, , drop = FALSE], need_var, threads)
+    mean[near] <- post$mean
+    if (need_var) var[near] <- rowMeans(post$centred^2)
   }
-  fit <- sc$y_center + sc$y_scale * mean
+  fit <- unstandardize(mean, sc$y_center, sc$y_scale)
   names(fit) <- rownames(xnew)
   if (!need_var) return(fit)
 
+  # y_scale multiplies last: its square overflows for targets beyond 1e154.
   se <- sc$y_scale * sqrt(var)
   if (interval != "none") {
-    spread <- if (interval == "prediction") sqrt(se^2 + sc$y_scale^2 * object$noise / weights) else se
+    spread <- if (interval == "prediction") sc$y_scale * sqrt(var + object$noise / weights) else se
     q <- stats::qnorm((1 + level) / 2)
     fit <- cbind(fit = fit, lwr = fit - q * spread, upr = fit + q * spread)
   }
@@ -81,11 +98,12 @@ fitted.sddgp <- function(object, ...) {
 #' @export
 residuals.sddgp <- function(object, ...) {
   sc <- object$scaling
-  (sc$y_center + sc$y_scale * object$y) - stats::fitted(object, ...)
+  unstandardize(object$y, sc$y_center, sc$y_scale) - stats::fitted(object, ...)
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the
-# zero-mean sample paths f0_s(x) - basis(x) alpha_s (see solve.R).
+# zero-mean sample paths f0_s(x) - basis(x) alpha_s (see solve.R).  Rows of
+# x must not be far_rows() (see check_near()).
 posterior_at <- function(object, x, with_samples, threads,
                          alpha_samples = object$alpha_samples, prior = object$prior) {
   A <- if (with_samples) cbind(object$alpha, alpha_samples) else
@@ -155,6 +173,42 @@ new_inputs <- function(object, newdata) {
   }
   check_finite_rows(x, "newdata")
   standardize_inputs(x, object$scaling)
+}
+
+# Length scales beyond the training inputs' range past which a point is
+# "far": every kernel's value there, below exp(-1000) of its variance,
+# underflows to 0, so the posterior is the prior.  Further out the squared
+# distances overflow (NaN) and the random features' cosines lose accuracy.
+far_lengthscales <- 1000
+
+# The box outside which a point is far: the range of the (standardised)
+# training inputs widened by far_lengthscales length scales, as a 2 x d
+# matrix of lower and upper limits.  (Inducing points lie within that range.)
+near_box <- function(object) {
+  lim <- apply(object$x, 2L, range)
+  far <- far_lengthscales * object$kernel$lengthscale
+  rbind(lim[1L, ] - far, lim[2L, ] + far)
+}
+
+# Which rows of standardised inputs x (+-Inf where standardising
+# overflowed) lie outside the near_box() `box` in some coordinate.
+far_rows <- function(x, box) {
+  n <- nrow(x)
+  rowSums(x < rep(box[1L, ], each = n) | x > rep(box[2L, ], each = n)) > 0
+}
+
+# Sample paths are not evaluated at far rows of `newdata`: an error rather
+# than values from overflowed distances or inaccurate cosines.
+check_near <- function(object, x, arg = "newdata") {
+  far <- which(far_rows(x, near_box(object)))
+  if (length(far)) {
+    abort_argument(arg, sprintf(paste(
+      "has %d row%s (first: row %d) more than %d length scales outside the range",
+      "of the training inputs, where the posterior is the prior and sample paths",
+      "are not evaluated; predict() gives the prior mean and standard error there"),
+      length(far), if (length(far) == 1L) "" else "s", far[1L], far_lengthscales))
+  }
+  x
 }
 
 chunks <- function(n, size) {

@@ -443,7 +443,7 @@ trace_metrics <- function(trace, problem) {
     }
     sc <- problem$scaling %||% standardization(problem$x, problem$y, FALSE)
     out$test_x <- scale_inputs(standardize_inputs(trace$test_x, sc), problem$kernel)
-    out$test_y <- (trace$test_y - sc$y_center) / sc$y_scale
+    out$test_y <- standardize_targets(trace$test_y, sc)
   }
   out
 }

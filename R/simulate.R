@@ -15,7 +15,11 @@
 #' @param object An `sddgp` fit.
 #' @param nsim Number of sample paths.
 #' @param seed `NULL`, or an integer seed for new draws.
-#' @param newdata Inputs as for [predict.sddgp()]; missing: the training inputs.
+#' @param newdata Inputs as for [predict.sddgp()]; missing: the training
+#'   inputs. Rows more than 1000 length scales outside the range of the
+#'   training inputs, where [predict.sddgp()] gives the prior, are an error
+#'   (class `sddgp_error_argument`): the random features of the sample paths
+#'   are not evaluated that far out.
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
 #' @param ... Unused.
 #' @return A data frame with one row per input and columns `sim_1`, ...,
@@ -34,7 +38,7 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NUL
   check_dots_empty(...)
   check_number(nsim, "nsim", lower = 1, upper = 1e5, integer = TRUE)
   threads <- sddgp_threads(threads)
-  xnew <- if (missing(newdata)) object$x else new_inputs(object, newdata)
+  xnew <- if (missing(newdata)) object$x else check_near(object, new_inputs(object, newdata))
 
   if (is.null(seed) && nsim <= ncol(object$alpha_samples)) {
     keep <- seq_len(nsim)
@@ -58,7 +62,7 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NUL
   for (rows in chunks(nrow(xnew), 4096L)) {
     post <- posterior_at(object, xnew[rows, , drop = FALSE], TRUE, threads,
                          alpha_samples = alpha_s, prior = prior)
-    paths[rows, ] <- sc$y_center + sc$y_scale * (post$mean + post$centred)
+    paths[rows, ] <- unstandardize(post$mean + post$centred, sc$y_center, sc$y_scale)
   }
   out <- as.data.frame(paths)
   names(out) <- paste0("sim_", seq_len(nsim))

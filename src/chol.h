@@ -51,10 +51,13 @@ int chol_factor(const kernel *k, const points *x, const double *noise,
                 double *a, int nthreads, solver_callback callback, void *ctx);
 
 /* Solve (K + diag(noise)) alpha = rhs for nrhs columns; rhs is overwritten
- * by the solution.  `a` is n x n workspace left holding the factor.
- * Returns as chol_lower. */
+ * by the solution.  `a` is n x n workspace left holding the factor.  Unless
+ * `cond` is NULL, it receives two numbers: the 1-norm of K + diag(noise)
+ * and LAPACK's estimate of its reciprocal condition number in that norm
+ * (-1 if its scratch, 4n numbers, could not be allocated).  Returns as
+ * chol_lower. */
 int chol_solve(const kernel *k, const points *x, const double *noise,
-               double *rhs, int nrhs, double *a, int nthreads,
+               double *rhs, int nrhs, double *a, double *cond, int nthreads,
                solver_callback callback, void *ctx);
 
 #endif

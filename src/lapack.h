@@ -13,6 +13,9 @@ void dpotrf_(const char *uplo, const int *n, double *a, const int *lda,
 void dpotrs_(const char *uplo, const int *n, const int *nrhs, const double *a,
              const int *lda, double *b, const int *ldb, int *info,
              size_t uplo_len);
+void dpocon_(const char *uplo, const int *n, const double *a, const int *lda,
+             const double *anorm, double *rcond, double *work, int *iwork,
+             int *info, size_t uplo_len);
 void dpotri_(const char *uplo, const int *n, double *a, const int *lda,
              int *info, size_t uplo_len);
 void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv,

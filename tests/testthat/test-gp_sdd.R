@@ -580,3 +580,73 @@ test_that("the formula interface validates its own arguments", {
                       solver = "cholesky", foo = 1),
                class = "sddgp_error_argument", regexp = "`foo`")
 })
+
+test_that("standardisation neither overflows nor underflows at magnitudes 1e+-300", {
+  d <- make_data(120, 2, seed = 71)
+  xt <- make_inputs(6, 2)
+  ker <- matern(3/2, c(0.4, 0.7), 1)
+  fit_at <- function(sx, sy) {
+    # The same seed, so the same prior draws behind the standard errors.
+    fit <- withr::with_seed(1, gp_sdd(d$x * sx, d$y * sy, kernel = ker, noise = 0.02,
+                                      solver = "cholesky", samples = 4, threads = 1))
+    list(fit = fit, pred = predict(fit, xt * sx, se.fit = TRUE))
+  }
+  base <- fit_at(1, 1)
+  # Each was NaN, Inf or constant (every prediction mean(y)) before.
+  for (s in list(c(1e300, 1e300), c(1, 1e155), c(1, 1e300), c(1e200, 1),
+                 c(1e-300, 1e-300), c(1, 1e-300), c(1e-300, 1))) {
+    got <- fit_at(s[1], s[2])
+    expect_true(all(is.finite(got$fit$x)), info = format(s))
+    expect_equal(unname(got$fit$scaling$x_scale / s[1]), unname(base$fit$scaling$x_scale),
+                 tolerance = 1e-12, info = format(s))
+    expect_equal(got$fit$scaling$y_scale / s[2], base$fit$scaling$y_scale,
+                 tolerance = 1e-12, info = format(s))
+    expect_equal(got$pred$fit / s[2], base$pred$fit, tolerance = 1e-8, info = format(s))
+    expect_equal(got$pred$se.fit / s[2], base$pred$se.fit, tolerance = 1e-8, info = format(s))
+    expect_equal(got$pred$residual.scale / s[2], base$pred$residual.scale,
+                 tolerance = 1e-8, info = format(s))
+    expect_equal(residuals(got$fit) / s[2], residuals(base$fit), tolerance = 1e-8,
+                 info = format(s))
+  }
+})
+
+test_that("inputs near the largest doubles are centred without overflow", {
+  # x - mean(x) would overflow for values of both signs near 1.8e308.
+  d <- make_data(60, 1, seed = 72)
+  ker <- matern(5/2, 0.5, 1)
+  big <- 1.7e308
+  x <- 2 * d$x - 1
+  fit <- gp_sdd(x * big, d$y, kernel = ker, noise = 0.05, solver = "cholesky")
+  ref <- gp_sdd(x, d$y, kernel = ker, noise = 0.05, solver = "cholesky")
+  expect_equal(fit$x, ref$x, tolerance = 1e-12)
+  expect_equal(predict(fit, x[1:5, , drop = FALSE] * big), predict(ref, x[1:5, , drop = FALSE]),
+               tolerance = 1e-8)
+})
+
+test_that("a column is constant relative to its magnitude, not in absolute terms", {
+  d <- make_data(50, 2, seed = 73)
+  x <- cbind(d$x, x3 = 1e-14 * d$x[, 1], x4 = 3 + 1e-17 * d$x[, 2])
+  fit <- gp_sdd(x, d$y, kernel = matern(3/2, 1, 1), noise = 0.1, solver = "cholesky")
+  # The tiny column is standardised like any other; the one that varies
+  # only in its last bits is only centred.
+  expect_equal(unname(fit$scaling$x_scale[3]), 1e-14 * unname(fit$scaling$x_scale[1]))
+  expect_equal(unname(fit$scaling$x_scale[4]), 1)
+})
+
+test_that("without standardisation, inputs beyond 1e100 length scales are an argument error", {
+  d <- make_data(40, 2, seed = 74)
+  err <- expect_error(gp_sdd(d$x * 1e200, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.02,
+                             solver = "cholesky", standardize = FALSE),
+                      class = "sddgp_error_argument",
+                      regexp = "`x` reaches .* length scales in column [12], beyond 1e\\+100")
+  expect_equal(err$arg, "x")
+  # Length scales in the inputs' units: the same model as at unit scale.
+  xt <- make_inputs(5, 2)
+  for (s in c(1e200, 1e-300)) {
+    fs <- gp_sdd(d$x * s, d$y, kernel = matern(3/2, 0.3 * s, 1), noise = 0.02,
+                 solver = "cholesky", standardize = FALSE)
+    f1 <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.02,
+                 solver = "cholesky", standardize = FALSE)
+    expect_equal(predict(fs, xt * s), predict(f1, xt), tolerance = 1e-8)
+  }
+})

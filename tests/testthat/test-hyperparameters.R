@@ -239,3 +239,38 @@ test_that("estimation_control() validates its arguments", {
   err <- tryCatch(estimation_control(min_noise = 0), error = identity)
   expect_identical(err$arg, "min_noise")
 })
+
+test_that("estimates on unstandardised inputs at 1e200 or 1e-300 scale with them", {
+  x <- withr::with_seed(9, matrix(rnorm(150 * 2), ncol = 2))
+  y <- withr::with_seed(10, x[, 1] - x[, 2]^2 + rnorm(150, sd = 0.3))
+  est <- function(s) {
+    withr::with_seed(1, sddgp:::estimate_hyperparameters(
+      x * s, y, matern(3/2), NULL, estimation_control(), 1L))
+  }
+  base <- est(1)
+  for (s in c(1e200, 1e-300)) {
+    e <- est(s)
+    # Before, the inputs' spread overflowed (or underflowed) to a start and
+    # bounds of the length scales near 1.
+    expect_equal(e$kernel$lengthscale / s, base$kernel$lengthscale, tolerance = 1e-6)
+    expect_equal(e$kernel$variance, base$kernel$variance, tolerance = 1e-6)
+    expect_equal(e$noise, base$noise, tolerance = 1e-6)
+  }
+})
+
+test_that("estimates that double precision cannot hold are an argument error", {
+  d <- make_data(40, 2, seed = 78)
+  for (s in c(1e155, 1e-160)) {
+    expect_error(gp_sdd(d$x, d$y * s, standardize = FALSE, solver = "cholesky"),
+                 class = "sddgp_error_argument",
+                 regexp = "`y` has a spread whose estimated .* overflow or underflow")
+  }
+  # Given hyperparameters need no estimate: the fit is the unit-scale one
+  # times the scale (the posterior mean is linear in y).
+  ker <- matern(3/2, c(0.4, 0.6), 1)
+  xt <- make_inputs(4, 2)
+  f1 <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.02, solver = "cholesky", standardize = FALSE)
+  fs <- gp_sdd(d$x, d$y * 1e155, kernel = ker, noise = 0.02, solver = "cholesky",
+               standardize = FALSE)
+  expect_equal(predict(fs, xt) / 1e155, predict(f1, xt), tolerance = 1e-8)
+})

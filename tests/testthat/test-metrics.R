@@ -54,3 +54,17 @@ test_that("predictive_scores() validates its arguments", {
   expect_error(predictive_scores(fit, xt[, 1, drop = FALSE], 1:4),
                class = "sddgp_error_argument", regexp = "`newdata`")
 })
+
+test_that("predictive_scores() do not overflow for targets beyond 1e154", {
+  d <- make_data(60, 2, seed = 104)
+  te <- make_data(20, 2, seed = 105)
+  fit_at <- function(s) withr::with_seed(106, gp_sdd(d$x, d$y * s, kernel = matern(3/2, 0.5, 1),
+                                                     noise = 0.05, solver = "cholesky",
+                                                     samples = 10))
+  s1 <- predictive_scores(fit_at(1), te$x, te$y)
+  ss <- predictive_scores(fit_at(1e300), te$x, te$y * 1e300)
+  expect_equal(ss[["rmse"]] / 1e300, s1[["rmse"]], tolerance = 1e-8)
+  expect_equal(ss[["nll"]] - log(1e300), s1[["nll"]], tolerance = 1e-8)
+  expect_equal(predictive_scores(fit_at(1e300), te$x, te$y * 1e300, normalised = TRUE),
+               predictive_scores(fit_at(1), te$x, te$y, normalised = TRUE), tolerance = 1e-8)
+})

@@ -242,3 +242,50 @@ test_that("standard errors and intervals need posterior samples", {
   expect_error(predictive_scores(m$fit, xt, 1:3), class = "sddgp_error_no_samples")
   expect_length(predict(m$fit, xt), 3)
 })
+
+test_that("far from the training inputs the prediction is the prior, never NaN", {
+  d <- make_data(80, 2, seed = 75)
+  ker <- matern(5/2, c(0.4, 0.6), 1.3)
+  xt <- make_inputs(3, 2)
+  # 1e155: the squared distances overflow; 1e300 from data at 1e-300: the
+  # standardised value itself overflows to Inf.
+  for (s in c(1, 1e-300)) {
+    fit <- withr::with_seed(2, gp_sdd(d$x * s, d$y, kernel = ker, noise = 0.02,
+                                      solver = "cholesky", samples = 8))
+    far <- rbind(c(1e155, 0.5), c(0.5, -1e300), c(-1e308, 1e308), c(0.5 * s, 2000 * s))
+    p <- predict(fit, rbind(far, xt * s), interval = "prediction", se.fit = TRUE)
+    prior_mean <- mean(d$y)
+    prior_sd <- fit$scaling$y_scale * sqrt(1.3)
+    expect_equal(unname(p$fit[1:4, "fit"]), rep(prior_mean, 4), tolerance = 1e-12)
+    expect_equal(unname(p$se.fit[1:4]), rep(prior_sd, 4), tolerance = 1e-12)
+    expect_equal(unname(p$fit[1:4, "upr"] - p$fit[1:4, "fit"]),
+                 rep(qnorm(0.975) * sqrt(prior_sd^2 + p$residual.scale^2), 4),
+                 tolerance = 1e-12)
+    # Near rows are as without the far ones.
+    near <- predict(fit, xt * s, interval = "prediction", se.fit = TRUE)
+    expect_equal(p$fit[5:7, ], near$fit, tolerance = 1e-12, ignore_attr = TRUE)
+    expect_equal(unname(p$se.fit[5:7]), unname(near$se.fit), tolerance = 1e-12)
+  }
+  # The kernel there is 0, so the exact posterior agrees (x 2000 length
+  # scales beyond the data in its second coordinate).
+  fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.02, solver = "cholesky",
+                standardize = FALSE)
+  xf <- rbind(c(0.5, 0.6 * 2001))
+  expect_equal(predict(fit, xf), 0)
+  expect_equal(ref_posterior(d$x, d$y, xf, "matern52", c(0.4, 0.6), 1.3, 0.02)$mean, 0)
+})
+
+test_that("targets beyond 1e154 give finite standard errors and intervals", {
+  m <- pred_fit(samples = 8)
+  xt <- make_inputs(4, 2)
+  big <- withr::with_seed(3, gp_sdd(m$x, m$y * 1e300, kernel = m$fit$kernel,
+                                    noise = m$fit$noise, solver = "cholesky", samples = 8))
+  small <- withr::with_seed(3, gp_sdd(m$x, m$y, kernel = m$fit$kernel,
+                                      noise = m$fit$noise, solver = "cholesky", samples = 8))
+  pb <- predict(big, xt, interval = "prediction", se.fit = TRUE)
+  p1 <- predict(small, xt, interval = "prediction", se.fit = TRUE)
+  expect_true(all(is.finite(unlist(pb))))
+  expect_equal(pb$fit / 1e300, p1$fit, tolerance = 1e-8)
+  expect_equal(pb$se.fit / 1e300, p1$se.fit, tolerance = 1e-8)
+  expect_equal(pb$residual.scale / 1e300, p1$residual.scale, tolerance = 1e-8)
+})

@@ -227,3 +227,23 @@ test_that("a seed outside the integer range gives a classed error", {
   expect_error(simulate(fit, nsim = 1, seed = 2^31), class = "sddgp_error_argument",
                regexp = "`seed`")
 })
+
+test_that("sample paths scale with huge targets and refuse far-away inputs", {
+  d <- make_data(50, 2, seed = 79)
+  ker <- matern(3/2, post_ls, 1)
+  fit_at <- function(s) withr::with_seed(56, gp_sdd(d$x, d$y * s, kernel = ker, noise = 0.05,
+                                                    solver = "cholesky", samples = 3))
+  f1 <- fit_at(1)
+  fs <- fit_at(1e300)
+  s1 <- as.matrix(simulate(f1, nsim = 3, newdata = post_points))
+  ss <- as.matrix(simulate(fs, nsim = 3, newdata = post_points))
+  expect_true(all(is.finite(ss)))
+  expect_equal(ss / 1e300, s1, tolerance = 1e-8)
+  # Far from the data the paths would come from overflowed distances and
+  # inaccurate cosines (NaN at 1e155): an error naming newdata.
+  err <- expect_error(simulate(f1, newdata = rbind(post_points[1, ], c(1e155, 0.5))),
+                      class = "sddgp_error_argument",
+                      regexp = paste("`newdata` has 1 row \\(first: row 2\\) more than 1000",
+                                     "length scales"))
+  expect_equal(err$arg, "newdata")
+})

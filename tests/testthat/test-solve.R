@@ -137,3 +137,67 @@ test_that("new_seed() is driven by set.seed()", {
   expect_length(s1, 2)
   expect_true(all(s1 >= 0 & s1 < 2^32 & s1 == floor(s1)))
 })
+
+test_that("a nearly singular exact solve warns, naming the condition number and the noise", {
+  # Three copies of every input with targets that differ between copies:
+  # at noise 1e-14 the posterior mean was quantised (off by 0.07) in silence.
+  d <- make_data(100, 2, seed = 76)
+  x3 <- d$x[rep(1:100, 3), ]
+  y3 <- withr::with_seed(5, sin(3 * x3[, 1]) + x3[, 2]^2 + rnorm(300, sd = 0.1))
+  ker <- matern(3/2, c(0.3, 0.6), 1)
+  w <- expect_warning(fit <- gp_sdd(x3, y3, kernel = ker, noise = 1e-14, solver = "cholesky"),
+                      class = "sddgp_warning_ill_conditioned",
+                      regexp = "condition\\s+number .*increase `noise` to at least")
+  expect_s3_class(w, c("sddgp_warning_ill_conditioned", "sddgp_warning", "warning",
+                       "condition"), exact = TRUE)
+  expect_gt(w$condition_number, 1e15)
+  # Independent truth: merged copies (mean target, weight 3) are the same
+  # posterior, well conditioned, in the same standardised units.
+  sc <- fit$scaling
+  merged <- gp_sdd(sddgp:::standardize_inputs(d$x, sc),
+                   (rowMeans(matrix(y3, 100)) - sc$y_center) / sc$y_scale,
+                   kernel = ker, noise = 1e-14, weights = rep(3, 100),
+                   solver = "cholesky", standardize = FALSE)
+  xt <- make_inputs(50, 2)
+  truth <- sc$y_center + sc$y_scale * predict(merged, sddgp:::standardize_inputs(xt, sc))
+  expect_gt(max(abs(predict(fit, xt) - truth)), 1e-4)  # what the warning is about
+  # The suggested noise is safe: no warning, and the mean is accurate again
+  # (against the merged fit at that noise).
+  expect_no_warning(safe <- gp_sdd(x3, y3, kernel = ker, noise = 1e-14 + w$jitter,
+                                   solver = "cholesky"))
+  merged_safe <- gp_sdd(sddgp:::standardize_inputs(d$x, sc),
+                        (rowMeans(matrix(y3, 100)) - sc$y_center) / sc$y_scale,
+                        kernel = ker, noise = 1e-14 + w$jitter, weights = rep(3, 100),
+                        solver = "cholesky", standardize = FALSE)
+  expect_equal(unname(predict(safe, xt)),
+               unname(sc$y_center + sc$y_scale *
+                        predict(merged_safe, sddgp:::standardize_inputs(xt, sc))),
+               tolerance = 1e-6)
+  # With weights the advice is a factor on `noise`.
+  expect_warning(gp_sdd(x3, y3, kernel = ker, noise = 1e-14, weights = rep(1:3, 100),
+                        solver = "cholesky"),
+                 class = "sddgp_warning_ill_conditioned", regexp = "multiply `noise` by at least")
+})
+
+test_that("a well-conditioned exact solve does not warn", {
+  d <- make_data(300, 2, seed = 77)
+  expect_no_warning(gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.6), 1), noise = 0.01,
+                           solver = "cholesky"))
+  expect_no_warning(gp_sdd(d$x, d$y, kernel = matern(5/2, c(0.3, 0.6), 1), noise = 1e-6,
+                           solver = "cholesky"))
+})
+
+test_that("the exact solver's condition estimate is LAPACK's, against the dense matrix", {
+  d <- make_data(150, 2, seed = 80)
+  ker <- matern(5/2, c(0.3, 0.5), 1.2)
+  for (noise in c(1e-2, 1e-9)) {
+    noise_i <- noise * withr::with_seed(6, runif(150, 0.5, 2))
+    res <- .Call(sddgp:::C_chol_solve, sddgp:::scale_inputs(d$x, ker),
+                 sddgp:::kernel_spec(ker), noise_i, matrix(d$y), 1L)
+    A <- ref_kernel(d$x, d$x, "matern52", c(0.3, 0.5), 1.2) + diag(noise_i)
+    expect_equal(res$norm, norm(A, "1"), tolerance = 1e-12)
+    exact <- 1 / (norm(A, "1") * norm(solve(A), "1"))
+    expect_equal(res$rcond, base::rcond(A, norm = "O"), tolerance = 1e-3)
+    expect_true(res$rcond >= exact / 3 && res$rcond <= 3 * exact)
+  }
+})

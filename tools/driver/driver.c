@@ -546,7 +546,7 @@ void test_chol(void)
     /* Heteroscedastic noise, as the interface allows. */
     for (int i = 0; i < n; i++) noise[i] = 0.05 + 0.1 * (i % 3);
     memcpy(alpha, b, sizeof(double) * (size_t)n * nrhs);
-    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 2, NULL, NULL);
+    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, NULL, 2, NULL, NULL);
     CHECK(info == 0, "%s chol_solve info = %d", family_name(k.family), info);
     for (int c = 0; c < nrhs; c++) {
       const double res = system_residual(K, noise, n, alpha + (size_t)c * n,
@@ -571,7 +571,7 @@ void test_chol(void)
     const kernel k = {KERNEL_SE, 1.0};
     for (int i = 0; i < n; i++) noise[i] = -1e6;
     memcpy(alpha, b, sizeof(double) * (size_t)n * nrhs);
-    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, 1, NULL, NULL);
+    const int info = chol_solve(&k, &p, noise, alpha, nrhs, a, NULL, 1, NULL, NULL);
     CHECK(info == 1, "chol_solve on a negative definite matrix: info = %d, want 1",
           info);
   }
@@ -684,7 +684,7 @@ void test_sdd(void)
   double *a = dalloc((size_t)n * n);
   for (int i = 0; i < n; i++) noise[i] = lambda;
   memcpy(star, rhs, sizeof(double) * (size_t)n * nrhs);
-  CHECK(chol_solve(&k, &p, noise, star, nrhs, a, 2, NULL, NULL) == 0, "reference chol_solve");
+  CHECK(chol_solve(&k, &p, noise, star, nrhs, a, NULL, 2, NULL, NULL) == 0, "reference chol_solve");
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   /* The kernel evaluated on the fly, and read from a precomputed matrix. */
   double *Kc = dalloc((size_t)n * n);

@@ -209,7 +209,7 @@ static void test_cg_solve(void)
   }
   double *star = dalloc((size_t)n * nrhs), *a = dalloc((size_t)n * n);
   memcpy(star, rhs, sizeof(double) * (size_t)n * nrhs);
-  CHECK(chol_solve(&k, &p, noise, star, nrhs, a, 2, NULL, NULL) == 0, "reference chol_solve");
+  CHECK(chol_solve(&k, &p, noise, star, nrhs, a, NULL, 2, NULL, NULL) == 0, "reference chol_solve");
   double *al1 = dalloc((size_t)n * nrhs), *al2 = dalloc((size_t)n * nrhs);
   double *al3 = dalloc((size_t)n * nrhs);
   char what[128];

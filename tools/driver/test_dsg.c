@@ -280,7 +280,7 @@ void test_dsg(void)
     rhs[i + (size_t)n] = 2.0 * test_unif() - 1.0;
   }
   memcpy(star, rhs, sizeof(double) * n);
-  CHECK(chol_solve(&k, &p, noise, star, 1, work, 2, NULL, NULL) == 0, "reference chol_solve");
+  CHECK(chol_solve(&k, &p, noise, star, 1, work, NULL, 2, NULL, NULL) == 0, "reference chol_solve");
   block_matmul(&k, &p, NULL, n, &p, star, 1, exact, n, 2);
 
   const dsg_basis b = {&k, d, r, 2024u};

@@ -392,7 +392,7 @@ void test_sgd(void)
   const size_t len = (size_t)n * nrhs;
   double *star = dalloc(len), *chol_work = dalloc((size_t)n * n);
   memcpy(star, rhs, sizeof(double) * len);
-  CHECK(chol_solve(&k, &p, noise, star, nrhs, chol_work, 1, NULL, NULL) == 0, "reference chol_solve");
+  CHECK(chol_solve(&k, &p, noise, star, nrhs, chol_work, NULL, 1, NULL, NULL) == 0, "reference chol_solve");
   double *ab1 = dalloc(len), *ab2 = dalloc(len), *hand = dalloc(len);
   char what[160];
 

@@ -31,7 +31,10 @@
 #' and predictions come back in the original units.
 #'
 #' @param x A numeric matrix or data frame of inputs (one row per
-#'   observation), or a formula `y ~ x1 + x2` (or `y ~ .`).
+#'   observation), or a formula `y ~ x1 + x2` (or `y ~ .`). Empty column
+#'   names become `V<position>` and repeated ones are made unique (`a`,
+#'   `a.1`, as [data.frame()] does); [predict.sddgp()] matches `newdata` by
+#'   these names.
 #' @param y Numeric vector of targets, one per row of `x`.
 #' @param data For the formula method: a data frame holding the variables.
 #' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
@@ -229,7 +232,19 @@ check_inputs <- function(x) {
   x <- as_input_matrix(x, "x")
   if (nrow(x) < 2L) abort_argument("x", sprintf("must have at least 2 rows, not %d", nrow(x)))
   if (ncol(x) < 1L) abort_argument("x", "must have at least one column")
+  colnames(x) <- repair_names(colnames(x))
   check_finite_rows(x, "x")
+}
+
+# Input column names made unique, so that predict() can match `newdata` by
+# name: an empty or NA name becomes V<position> (as in as.data.frame()), and
+# repeats get suffixes .1, .2, ... (make.unique(), as data.frame() does).
+# predict() repairs the names of `newdata` alike before matching.
+repair_names <- function(nm) {
+  if (is.null(nm)) return(NULL)
+  blank <- is.na(nm) | !nzchar(nm)
+  nm[blank] <- paste0("V", which(blank))
+  make.unique(nm)
 }
 
 # A double matrix from a numeric matrix, vector (one column) or data frame

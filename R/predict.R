@@ -134,15 +134,17 @@ new_inputs <- function(object, newdata) {
     x <- stats::model.matrix(tt, mf)
   } else {
     if (is.data.frame(newdata) || is.matrix(newdata)) {
-      nm <- colnames(newdata)
+      nm <- repair_names(colnames(newdata))
       if (!is.null(object$input_names) && !is.null(nm)) {
-        missing_cols <- setdiff(object$input_names, nm)
+        # By index, not name: `newdata` may repeat a name the fit repaired.
+        cols <- match(object$input_names, nm)
+        missing_cols <- object$input_names[is.na(cols)]
         if (length(missing_cols)) {
           abort_argument("newdata", sprintf("lacks the input column%s %s",
                                             if (length(missing_cols) == 1L) "" else "s",
                                             paste0("`", missing_cols, "`", collapse = ", ")))
         }
-        newdata <- newdata[, object$input_names, drop = FALSE]
+        newdata <- newdata[, cols, drop = FALSE]
       }
     } else if (is.numeric(newdata) && is.null(dim(newdata)) && object$d > 1L) {
       newdata <- matrix(newdata, nrow = 1L)

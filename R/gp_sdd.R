@@ -36,7 +36,8 @@
 #'   `a.1`, as [data.frame()] does); [predict.sddgp()] matches `newdata` by
 #'   these names.
 #' @param y Numeric vector of targets, one per row of `x`.
-#' @param data For the formula method: a data frame holding the variables.
+#' @param data For the formula method: a data frame holding the variables
+#'   (as for [stats::lm()], not a matrix).
 #' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
 #'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`.
 #' @param noise Observation noise variance \eqn{\lambda}, or `NULL` to
@@ -44,7 +45,10 @@
 #' @param weights `NULL` (every observation has noise variance `noise`), or
 #'   positive observation weights, one per row of `x`: observation \eqn{i}
 #'   has noise variance `noise / weights[i]` (see Details). For the formula
-#'   method, a vector as long as `data` has rows.
+#'   method, a vector as long as `data` has rows, evaluated as in
+#'   [stats::lm()]: first among the columns of `data`, then in the formula's
+#'   environment. As in `lm()`, `y ~ .` then still counts a weights column
+#'   of `data` as an input; write `y ~ . - w` to leave it out.
 #' @param solver The solver: `"sdd"` (stochastic dual descent, the
 #'   default), `"cholesky"` (exact), `"cg"` (preconditioned conjugate
 #'   gradients), `"sgd"` (the stochastic gradient descent of Lin et al.
@@ -65,6 +69,8 @@
 #' @param estimation Settings of hyperparameter estimation,
 #'   [estimation_control()].
 #' @param na.action For the formula method: what to do with missing values.
+#'   With [stats::na.exclude()], `predict()` without `newdata`, `fitted()`
+#'   and `residuals()` have `NA` at the excluded rows, as for `lm()`.
 #' @param ... For the formula method, arguments passed to the default method.
 #' @return An object of class `sddgp`: a list holding the standardised
 #'   training data, the scaling, the kernel and noise, the representer
@@ -144,6 +150,15 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
 gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.omit) {
   formula <- x
   if (missing(data)) abort_argument("data", "is missing: give the data frame holding the variables")
+  if (is.array(data)) {
+    abort_argument("data", "must be a data frame, not a matrix (as for lm()): use as.data.frame()")
+  }
+  # As lm() (model.frame()): among the columns of `data`, then in the
+  # formula's environment.
+  weights <- tryCatch(eval(substitute(weights), data, environment(formula)),
+    error = function(e) abort_argument("weights", paste(
+      "could not be evaluated among the columns of `data` or in the formula's",
+      "environment:", conditionMessage(e))))
   weights <- check_weights(weights, nrow(data), "`data` has %d rows")
   mf <- stats::model.frame(formula, data = data, na.action = na.action)
   # Rows that na.action dropped lose their weights too.
@@ -154,9 +169,19 @@ gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.o
   xm <- stats::model.matrix(terms, mf)
   attr(xm, "assign") <- NULL
   attr(xm, "contrasts") <- NULL
-  y <- stats::model.response(mf, "numeric")
+  y <- stats::model.response(mf)
   if (is.null(y)) abort_argument("x", "must be a formula with a response, such as y ~ .")
-  fit <- gp_sdd.default(xm, y, weights = weights, ...)
+  # Before model.response(mf, "numeric"), which would coerce with a warning.
+  if (!is.numeric(y) && !is.logical(y)) {
+    abort_argument("x", sprintf("has the %s response `%s`: a GP needs a numeric response",
+                                class(y)[1L], deparse1(formula[[2L]])))
+  }
+  if (ncol(xm) == 0L) {
+    abort_argument("x", sprintf(paste(
+      "has no input variables (%s): a GP needs at least one input column,",
+      "as in y ~ x1 + x2"), deparse1(formula)))
+  }
+  fit <- gp_sdd.default(xm, stats::model.response(mf, "numeric"), weights = weights, ...)
   fit$terms <- terms
   fit$xlevels <- stats::.getXlevels(terms, mf)
   fit$na.action <- attr(mf, "na.action")

@@ -12,7 +12,12 @@
 #' @param object An `sddgp` fit.
 #' @param newdata A matrix or data frame with the training input columns (by
 #'   name when both have names), or for a formula fit a data frame with the
-#'   variables. Missing: the training inputs.
+#'   variables. Missing: the training inputs (for a formula fit with
+#'   `na.action = na.exclude`, padded with `NA` at the rows it left out, as
+#'   by [stats::napredict()]). Column names are repaired as
+#'   [gp_sdd()] repaired the training names (an empty name becomes
+#'   `V<position>`, repeated names `a`, `a.1`, ...) before matching, so a
+#'   matrix with the training matrix's names matches column for column.
 #' @param se.fit Return standard errors of the posterior mean of f.
 #' @param interval `"none"`, `"confidence"` (for f) or `"prediction"` (for a
 #'   new observation y, noise included).
@@ -41,7 +46,8 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   check_number(chunk_size, "chunk_size", lower = 1, integer = TRUE)
   threads <- sddgp_threads(threads)
-  xnew <- if (missing(newdata)) object$x else new_inputs(object, newdata)
+  at_training <- missing(newdata)
+  xnew <- if (at_training) object$x else new_inputs(object, newdata)
   check_positive_vector(weights, "weights")
   if (!length(weights) %in% c(1L, nrow(xnew))) {
     abort_argument("weights", sprintf("must have length 1 or %d (the rows of `newdata`), not %d",
@@ -58,9 +64,11 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
     mean[rows] <- post$mean
     if (need_var) var[rows] <- rowMeans(post$centred^2)
   }
+  # At the training inputs, NA at the rows na.exclude() left out (as lm).
+  pad <- function(v) if (at_training) stats::napredict(object$na.action, v) else v
   fit <- sc$y_center + sc$y_scale * mean
   names(fit) <- rownames(xnew)
-  if (!need_var) return(fit)
+  if (!need_var) return(pad(fit))
 
   se <- sc$y_scale * sqrt(var)
   if (interval != "none") {
@@ -68,8 +76,8 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
     q <- stats::qnorm((1 + level) / 2)
     fit <- cbind(fit = fit, lwr = fit - q * spread, upr = fit + q * spread)
   }
-  if (!se.fit) return(fit)
-  list(fit = fit, se.fit = stats::setNames(se, rownames(xnew)),
+  if (!se.fit) return(pad(fit))
+  list(fit = pad(fit), se.fit = pad(stats::setNames(se, rownames(xnew))),
        residual.scale = sc$y_scale * sqrt(object$noise))
 }
 
@@ -81,7 +89,9 @@ fitted.sddgp <- function(object, ...) {
 #' @export
 residuals.sddgp <- function(object, ...) {
   sc <- object$scaling
-  (sc$y_center + sc$y_scale * object$y) - stats::fitted(object, ...)
+  # Padded as fitted() is, with NA at the rows na.exclude() left out.
+  stats::naresid(object$na.action, sc$y_center + sc$y_scale * object$y) -
+    stats::fitted(object, ...)
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the

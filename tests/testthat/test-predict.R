@@ -187,6 +187,39 @@ test_that("a formula fit predicts from a data frame with the variables", {
                regexp = "`newdata` contains NA.*row 2")
 })
 
+test_that("with na.action = na.exclude, predict(), fitted() and residuals() pad with NA", {
+  d <- make_data(50, 2, seed = 65)
+  df <- data.frame(d$x, y = d$y)
+  df$x1[3] <- NA
+  df$y[7] <- NA
+  fit_na <- function(na.action) {
+    withr::local_seed(4)
+    gp_sdd(y ~ x1 + x2, data = df, kernel = matern(3/2, 0.5, 1), noise = 0.05,
+           solver = "cholesky", samples = 4, na.action = na.action)
+  }
+  ex <- fit_na(stats::na.exclude)
+  om <- fit_na(stats::na.omit)
+  # Where lm() puts its NAs.
+  lm_na <- which(is.na(residuals(lm(y ~ x1 + x2, data = df, na.action = na.exclude))))
+  expect_equal(unname(lm_na), c(3L, 7L))
+  for (v in list(predict(ex), fitted(ex), residuals(ex))) {
+    expect_length(v, 50)
+    expect_equal(which(is.na(v)), lm_na)
+    expect_equal(names(v), rownames(df))
+  }
+  expect_equal(predict(ex)[-lm_na], predict(om), tolerance = 1e-12)
+  expect_equal(fitted(ex)[-lm_na], fitted(om), tolerance = 1e-12)
+  expect_equal(residuals(ex)[-lm_na], df$y[-lm_na] - predict(om), tolerance = 1e-12,
+               ignore_attr = TRUE)
+  expect_length(predict(om), 48)
+  iv <- predict(ex, interval = "confidence", se.fit = TRUE)
+  expect_equal(dim(iv$fit), c(50L, 3L))
+  expect_equal(which(is.na(iv$fit[, "lwr"])), lm_na)
+  expect_equal(which(is.na(iv$se.fit)), lm_na)
+  # New data are not padded.
+  expect_length(predict(ex, df[8:12, ]), 5)
+})
+
 test_that("chunk_size does not change the result", {
   m <- pred_fit(samples = 8, solver = "sdd")
   xt <- make_inputs(50, 2)

@@ -10,6 +10,13 @@ sddgp_abort <- function(message, class = NULL, arg = NULL, call = NULL, ...) {
   stop(cond)
 }
 
+# A classed warning, caught by class as the errors above:
+# withCallingHandlers(..., sddgp_warning_not_converged = function(w) ...).
+sddgp_warn <- function(message, class = NULL, ...) {
+  warning(structure(class = c(class, "sddgp_warning", "warning", "condition"),
+                    list(message = message, call = NULL, ...)))
+}
+
 # Bad argument value: `arg` is the argument's name as the user typed it.
 abort_argument <- function(arg, problem, call = NULL) {
   sddgp_abort(sprintf("`%s` %s.", arg, problem),

@@ -21,6 +21,14 @@
 #' give per-observation noise variances \eqn{v_i} in the units of `y`, use
 #' `standardize = FALSE`, `noise = 1` and `weights = 1 / v`.
 #'
+#' An iterative solver (SDD, SGD, CG, CaBCD) that stops, at its iteration
+#' budget or time limit, with the estimated relative residual of the
+#' posterior mean's system above 0.5 is far from converged: its predictions
+#' are little or no better than the mean of `y` (a residual of 1). `gp_sdd()`
+#' then warns, with a warning of class `sddgp_warning_not_converged` that
+#' names the residual and what to change, and `print()` and `summary()` say
+#' so.
+#'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the
 #' data (see [estimation_control()]); the estimates are reported by `print()`
@@ -75,9 +83,10 @@
 #' @return An object of class `sddgp`: a list holding the standardised
 #'   training data, the scaling, the kernel and noise, the representer
 #'   weights of the mean (`alpha`) and of the samples (`alpha_samples`), the
-#'   prior draws behind the samples, the solver settings, a convergence trace
-#'   and timings. See [predict.sddgp()], [simulate.sddgp()],
-#'   [summary.sddgp()] and [plot.sddgp()].
+#'   prior draws behind the samples, the solver settings, a convergence trace,
+#'   timings and, for the solvers with a kernel cache (SDD, SGD, CG),
+#'   `cached`: whether the kernel matrix was cached. See [predict.sddgp()],
+#'   [simulate.sddgp()], [summary.sddgp()] and [plot.sddgp()].
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic
 #'   gradient descent for Gaussian processes done right. *ICLR*.
@@ -142,6 +151,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads)
   fit$call <- call
+  warn_if_not_converged(fit)
   fit
 }
 
@@ -214,6 +224,7 @@ fit_posterior <- function(fit, samples, threads) {
   fit$status <- sol$status
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
+  fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache
   fit
 }
 
@@ -355,6 +366,7 @@ print.sddgp <- function(x, digits = 4, ...) {
     cat(sprintf("  %d iterations in %.1f s%s; relative residual %s\n", x$iterations,
                 x$seconds, why, format(final_residual(x), digits = 3)))
   }
+  if (far_from_converged(x)) cat("  ", not_converged_note(x), "\n", sep = "")
   invisible(x)
 }
 
@@ -379,8 +391,11 @@ final_residual <- function(fit) {
 #' @param ... Unused.
 #' @return `summary()` returns an object of class `summary.sddgp`: a list with
 #'   the data size, kernel and hyperparameters (in standardised units), noise,
-#'   solver settings, iterations, timings and the final estimated relative
-#'   residuals of the mean and sample systems.
+#'   solver settings, iterations, timings, the final estimated relative
+#'   residuals of the mean and sample systems, `not_converged` (a note when
+#'   the mean's residual shows the solver stopped far from converged, else
+#'   `NULL`) and `cached` (whether the kernel matrix was cached, for the
+#'   solvers with a cache: SDD, SGD, CG; else `NULL`).
 #' @export
 summary.sddgp <- function(object, ...) {
   tr <- object$trace
@@ -395,6 +410,8 @@ summary.sddgp <- function(object, ...) {
     seconds = object$seconds, threads = object$threads,
     residual = if (!is.null(last)) last$residual else NA_real_,
     residual_samples = if (!is.null(last)) last$residual_samples else NA_real_,
+    not_converged = if (far_from_converged(object)) not_converged_note(object),
+    cached = object$cached,
     estimation = object$estimation, scaling = object$scaling),
     class = "summary.sddgp")
 }
@@ -431,6 +448,11 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
   if (is.finite(x$residual) || is.finite(x$residual_samples)) {
     cat(sprintf("  final relative residual: mean %s, samples %s\n",
                 format(x$residual, digits = 3), format(x$residual_samples, digits = 3)))
+  }
+  if (!is.null(x$not_converged)) cat("  ", x$not_converged, "\n", sep = "")
+  if (!is.null(x$cached)) {
+    cat(if (x$cached) "  kernel matrix cached in memory\n" else
+      "  kernel matrix not cached: its rows are computed as needed\n")
   }
   cat("\n")
   print(x$control)

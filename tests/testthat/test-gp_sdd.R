@@ -427,6 +427,35 @@ test_that("the cached and the on-the-fly kernel give identical fits", {
   expect_identical(fauto$alpha, fn$alpha)
 })
 
+test_that("the fit records whether the kernel matrix was cached", {
+  d <- make_data(100, 2, seed = 30)
+  fit_with <- function(solver, control) {
+    # Few steps: only the cache decision matters here.
+    suppressWarnings(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+                            solver = solver, control = control, threads = 1),
+                     classes = "sddgp_warning_not_converged")
+  }
+  bytes <- 8 * 100^2  # K in double precision
+  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes))$cached)
+  expect_false(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes - 1))$cached)
+  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes / 2,
+                                          precision = "single"))$cached)
+  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache = "always",
+                                          cache_limit = 0))$cached)
+  never <- fit_with("sdd", sdd_control(iterations = 10, cache = "never"))
+  expect_false(never$cached)
+  expect_false(fit_with("sgd", sgd_control(iterations = 10, cache_limit = bytes - 1))$cached)
+  cg <- fit_with("cg", cg_control())
+  expect_true(cg$cached)
+  expect_false(fit_with("cg", cg_control(cache = "never"))$cached)
+  exact <- fit_with("cholesky", NULL)
+  expect_null(exact$cached)
+  expect_true(summary(cg)$cached)
+  expect_output(print(summary(cg)), "kernel matrix cached in memory")
+  expect_output(print(summary(never)), "kernel matrix not cached")
+  expect_false(any(grepl("kernel matrix", capture.output(print(summary(exact))))))
+})
+
 test_that("print() and summary() report the key fields", {
   d <- make_data(60, 2, seed = 24)
   withr::local_seed(10)

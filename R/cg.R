@@ -91,14 +91,16 @@ resolve_cg_control <- function(control, n) {
 
 # CG needs no state: new samples are solved exactly as at fit time.
 solve_cg <- function(problem, control, threads, state) {
+  settings <- resolve_cg_control(control, nrow(problem$x))
   res <- .Call(C_cg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
-               problem$rhs, resolve_cg_control(control, nrow(problem$x)), threads)
+               problem$rhs, settings, threads)
   status <- solver_status(res, "cg", paste(
     "Conjugate gradients broke down (a direction of non-positive curvature",
     "or non-finite values): K + noise * I is not numerically positive",
     "definite. Increase `noise` or check the data."))
   list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = solver_trace(res, problem$has_mean), state = NULL)
+       trace = solver_trace(res, problem$has_mean), state = NULL,
+       cached = settings$use_cache)
 }
 
 # The preconditioner's pivoted Cholesky factor of K + jitter I on the

@@ -21,6 +21,14 @@
 #' give per-observation noise variances \eqn{v_i} in the units of `y`, use
 #' `standardize = FALSE`, `noise = 1` and `weights = 1 / v`.
 #'
+#' An iterative solver (SDD, SGD, CG, CaBCD) that stops, at its iteration
+#' budget or time limit, with the estimated relative residual of the
+#' posterior mean's system above 0.5 is far from converged: its predictions
+#' are little or no better than the mean of `y` (a residual of 1). `gp_sdd()`
+#' then warns, with a warning of class `sddgp_warning_not_converged` that
+#' names the residual and what to change, and `print()` and `summary()` say
+#' so.
+#'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the
 #' data (see [estimation_control()]); the estimates are reported by `print()`
@@ -37,9 +45,13 @@
 #' \eqn{10^{308}}, say) are errors of class `sddgp_error_argument`.
 #'
 #' @param x A numeric matrix or data frame of inputs (one row per
-#'   observation), or a formula `y ~ x1 + x2` (or `y ~ .`).
+#'   observation), or a formula `y ~ x1 + x2` (or `y ~ .`). Empty column
+#'   names become `V<position>` and repeated ones are made unique (`a`,
+#'   `a.1`, as [data.frame()] does); [predict.sddgp()] matches `newdata` by
+#'   these names.
 #' @param y Numeric vector of targets, one per row of `x`.
-#' @param data For the formula method: a data frame holding the variables.
+#' @param data For the formula method: a data frame holding the variables
+#'   (as for [stats::lm()], not a matrix).
 #' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
 #'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`.
 #' @param noise Observation noise variance \eqn{\lambda}, or `NULL` to
@@ -47,7 +59,10 @@
 #' @param weights `NULL` (every observation has noise variance `noise`), or
 #'   positive observation weights, one per row of `x`: observation \eqn{i}
 #'   has noise variance `noise / weights[i]` (see Details). For the formula
-#'   method, a vector as long as `data` has rows.
+#'   method, a vector as long as `data` has rows, evaluated as in
+#'   [stats::lm()]: first among the columns of `data`, then in the formula's
+#'   environment. As in `lm()`, `y ~ .` then still counts a weights column
+#'   of `data` as an input; write `y ~ . - w` to leave it out.
 #' @param solver The solver: `"sdd"` (stochastic dual descent, the
 #'   default), `"cholesky"` (exact), `"cg"` (preconditioned conjugate
 #'   gradients), `"sgd"` (the stochastic gradient descent of Lin et al.
@@ -68,13 +83,16 @@
 #' @param estimation Settings of hyperparameter estimation,
 #'   [estimation_control()].
 #' @param na.action For the formula method: what to do with missing values.
+#'   With [stats::na.exclude()], `predict()` without `newdata`, `fitted()`
+#'   and `residuals()` have `NA` at the excluded rows, as for `lm()`.
 #' @param ... For the formula method, arguments passed to the default method.
 #' @return An object of class `sddgp`: a list holding the standardised
 #'   training data, the scaling, the kernel and noise, the representer
 #'   weights of the mean (`alpha`) and of the samples (`alpha_samples`), the
-#'   prior draws behind the samples, the solver settings, a convergence trace
-#'   and timings. See [predict.sddgp()], [simulate.sddgp()],
-#'   [summary.sddgp()] and [plot.sddgp()].
+#'   prior draws behind the samples, the solver settings, a convergence trace,
+#'   timings and, for the solvers with a kernel cache (SDD, SGD, CG),
+#'   `cached`: whether the kernel matrix was cached. See [predict.sddgp()],
+#'   [simulate.sddgp()], [summary.sddgp()] and [plot.sddgp()].
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic
 #'   gradient descent for Gaussian processes done right. *ICLR*.
@@ -140,6 +158,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads)
   fit$call <- call
+  warn_if_not_converged(fit)
   fit
 }
 
@@ -148,6 +167,15 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
 gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.omit) {
   formula <- x
   if (missing(data)) abort_argument("data", "is missing: give the data frame holding the variables")
+  if (is.array(data)) {
+    abort_argument("data", "must be a data frame, not a matrix (as for lm()): use as.data.frame()")
+  }
+  # As lm() (model.frame()): among the columns of `data`, then in the
+  # formula's environment.
+  weights <- tryCatch(eval(substitute(weights), data, environment(formula)),
+    error = function(e) abort_argument("weights", paste(
+      "could not be evaluated among the columns of `data` or in the formula's",
+      "environment:", conditionMessage(e))))
   weights <- check_weights(weights, nrow(data), "`data` has %d rows")
   mf <- stats::model.frame(formula, data = data, na.action = na.action)
   # Rows that na.action dropped lose their weights too.
@@ -158,9 +186,19 @@ gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.o
   xm <- stats::model.matrix(terms, mf)
   attr(xm, "assign") <- NULL
   attr(xm, "contrasts") <- NULL
-  y <- stats::model.response(mf, "numeric")
+  y <- stats::model.response(mf)
   if (is.null(y)) abort_argument("x", "must be a formula with a response, such as y ~ .")
-  fit <- gp_sdd.default(xm, y, weights = weights, ...)
+  # Before model.response(mf, "numeric"), which would coerce with a warning.
+  if (!is.numeric(y) && !is.logical(y)) {
+    abort_argument("x", sprintf("has the %s response `%s`: a GP needs a numeric response",
+                                class(y)[1L], deparse1(formula[[2L]])))
+  }
+  if (ncol(xm) == 0L) {
+    abort_argument("x", sprintf(paste(
+      "has no input variables (%s): a GP needs at least one input column,",
+      "as in y ~ x1 + x2"), deparse1(formula)))
+  }
+  fit <- gp_sdd.default(xm, stats::model.response(mf, "numeric"), weights = weights, ...)
   fit$terms <- terms
   fit$xlevels <- stats::.getXlevels(terms, mf)
   fit$na.action <- attr(mf, "na.action")
@@ -193,6 +231,7 @@ fit_posterior <- function(fit, samples, threads) {
   fit$status <- sol$status
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
+  fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache
   fit
 }
 
@@ -299,7 +338,19 @@ check_inputs <- function(x) {
   x <- as_input_matrix(x, "x")
   if (nrow(x) < 2L) abort_argument("x", sprintf("must have at least 2 rows, not %d", nrow(x)))
   if (ncol(x) < 1L) abort_argument("x", "must have at least one column")
+  colnames(x) <- repair_names(colnames(x))
   check_finite_rows(x, "x")
+}
+
+# Input column names made unique, so that predict() can match `newdata` by
+# name: an empty or NA name becomes V<position> (as in as.data.frame()), and
+# repeats get suffixes .1, .2, ... (make.unique(), as data.frame() does).
+# predict() repairs the names of `newdata` alike before matching.
+repair_names <- function(nm) {
+  if (is.null(nm)) return(NULL)
+  blank <- is.na(nm) | !nzchar(nm)
+  nm[blank] <- paste0("V", which(blank))
+  make.unique(nm)
 }
 
 # A double matrix from a numeric matrix, vector (one column) or data frame
@@ -385,6 +436,7 @@ print.sddgp <- function(x, digits = 4, ...) {
     cat(sprintf("  %d iterations in %.1f s%s; relative residual %s\n", x$iterations,
                 x$seconds, why, format(final_residual(x), digits = 3)))
   }
+  if (far_from_converged(x)) cat("  ", not_converged_note(x), "\n", sep = "")
   invisible(x)
 }
 
@@ -409,8 +461,11 @@ final_residual <- function(fit) {
 #' @param ... Unused.
 #' @return `summary()` returns an object of class `summary.sddgp`: a list with
 #'   the data size, kernel and hyperparameters (in standardised units), noise,
-#'   solver settings, iterations, timings and the final estimated relative
-#'   residuals of the mean and sample systems.
+#'   solver settings, iterations, timings, the final estimated relative
+#'   residuals of the mean and sample systems, `not_converged` (a note when
+#'   the mean's residual shows the solver stopped far from converged, else
+#'   `NULL`) and `cached` (whether the kernel matrix was cached, for the
+#'   solvers with a cache: SDD, SGD, CG; else `NULL`).
 #' @export
 summary.sddgp <- function(object, ...) {
   tr <- object$trace
@@ -425,6 +480,8 @@ summary.sddgp <- function(object, ...) {
     seconds = object$seconds, threads = object$threads,
     residual = if (!is.null(last)) last$residual else NA_real_,
     residual_samples = if (!is.null(last)) last$residual_samples else NA_real_,
+    not_converged = if (far_from_converged(object)) not_converged_note(object),
+    cached = object$cached,
     estimation = object$estimation, scaling = object$scaling),
     class = "summary.sddgp")
 }
@@ -461,6 +518,11 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
   if (is.finite(x$residual) || is.finite(x$residual_samples)) {
     cat(sprintf("  final relative residual: mean %s, samples %s\n",
                 format(x$residual, digits = 3), format(x$residual_samples, digits = 3)))
+  }
+  if (!is.null(x$not_converged)) cat("  ", x$not_converged, "\n", sep = "")
+  if (!is.null(x$cached)) {
+    cat(if (x$cached) "  kernel matrix cached in memory\n" else
+      "  kernel matrix not cached: its rows are computed as needed\n")
   }
   cat("\n")
   print(x$control)

@@ -205,11 +205,19 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   kernel <- kernel_for_dimension(as_kernel(kernel), domain$d)
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
   earlier <- check_earlier_data(x, y, domain$d)
-  if (is.null(initial)) initial <- if (is.null(x)) min(10, budget - 1) else 0
+  initial_given <- !is.null(initial)
+  if (!initial_given) initial <- if (is.null(x)) min(10, budget - 1) else 0
   check_number(initial, "initial", lower = 0, upper = budget - 1, integer = TRUE)
   if (!is.null(domain$candidates) && initial > nrow(domain$candidates)) {
-    abort_argument("initial", sprintf("is %d but there are only %d candidates",
-                                      as.integer(initial), nrow(domain$candidates)))
+    # Blame what the user gave: the default `initial` is not theirs.
+    if (initial_given) {
+      abort_argument("initial", sprintf("is %d but there are only %d candidates",
+                                        as.integer(initial), nrow(domain$candidates)))
+    }
+    abort_argument("candidates", sprintf(paste(
+      "has %d rows, too few for the default `initial` of %d distinct initial",
+      "points: give more candidates, or `initial` of at most %d"),
+      nrow(domain$candidates), as.integer(initial), nrow(domain$candidates)))
   }
   estimate <- !kernel_is_complete(kernel) || is.null(noise)
   needed <- if (estimate) 2L else 1L

@@ -20,7 +20,12 @@
 #' @param object An `sddgp` fit.
 #' @param newdata A matrix or data frame with the training input columns (by
 #'   name when both have names), or for a formula fit a data frame with the
-#'   variables. Missing: the training inputs.
+#'   variables. Missing: the training inputs (for a formula fit with
+#'   `na.action = na.exclude`, padded with `NA` at the rows it left out, as
+#'   by [stats::napredict()]). Column names are repaired as
+#'   [gp_sdd()] repaired the training names (an empty name becomes
+#'   `V<position>`, repeated names `a`, `a.1`, ...) before matching, so a
+#'   matrix with the training matrix's names matches column for column.
 #' @param se.fit Return standard errors of the posterior mean of f.
 #' @param interval `"none"`, `"confidence"` (for f) or `"prediction"` (for a
 #'   new observation y, noise included).
@@ -49,7 +54,8 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   check_number(chunk_size, "chunk_size", lower = 1, integer = TRUE)
   threads <- sddgp_threads(threads)
-  xnew <- if (missing(newdata)) object$x else new_inputs(object, newdata)
+  at_training <- missing(newdata)
+  xnew <- if (at_training) object$x else new_inputs(object, newdata)
   check_positive_vector(weights, "weights")
   if (!length(weights) %in% c(1L, nrow(xnew))) {
     abort_argument("weights", sprintf("must have length 1 or %d (the rows of `newdata`), not %d",
@@ -74,9 +80,11 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
     mean[near] <- post$mean
     if (need_var) var[near] <- rowMeans(post$centred^2)
   }
+  # At the training inputs, NA at the rows na.exclude() left out (as lm).
+  pad <- function(v) if (at_training) stats::napredict(object$na.action, v) else v
   fit <- unstandardize(mean, sc$y_center, sc$y_scale)
   names(fit) <- rownames(xnew)
-  if (!need_var) return(fit)
+  if (!need_var) return(pad(fit))
 
   # y_scale multiplies last: its square overflows for targets beyond 1e154.
   se <- sc$y_scale * sqrt(var)
@@ -85,8 +93,8 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
     q <- stats::qnorm((1 + level) / 2)
     fit <- cbind(fit = fit, lwr = fit - q * spread, upr = fit + q * spread)
   }
-  if (!se.fit) return(fit)
-  list(fit = fit, se.fit = stats::setNames(se, rownames(xnew)),
+  if (!se.fit) return(pad(fit))
+  list(fit = pad(fit), se.fit = pad(stats::setNames(se, rownames(xnew))),
        residual.scale = sc$y_scale * sqrt(object$noise))
 }
 
@@ -98,7 +106,9 @@ fitted.sddgp <- function(object, ...) {
 #' @export
 residuals.sddgp <- function(object, ...) {
   sc <- object$scaling
-  unstandardize(object$y, sc$y_center, sc$y_scale) - stats::fitted(object, ...)
+  # Padded as fitted() is, with NA at the rows na.exclude() left out.
+  stats::naresid(object$na.action, unstandardize(object$y, sc$y_center, sc$y_scale)) -
+    stats::fitted(object, ...)
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the
@@ -152,15 +162,17 @@ new_inputs <- function(object, newdata) {
     x <- stats::model.matrix(tt, mf)
   } else {
     if (is.data.frame(newdata) || is.matrix(newdata)) {
-      nm <- colnames(newdata)
+      nm <- repair_names(colnames(newdata))
       if (!is.null(object$input_names) && !is.null(nm)) {
-        missing_cols <- setdiff(object$input_names, nm)
+        # By index, not name: `newdata` may repeat a name the fit repaired.
+        cols <- match(object$input_names, nm)
+        missing_cols <- object$input_names[is.na(cols)]
         if (length(missing_cols)) {
           abort_argument("newdata", sprintf("lacks the input column%s %s",
                                             if (length(missing_cols) == 1L) "" else "s",
                                             paste0("`", missing_cols, "`", collapse = ", ")))
         }
-        newdata <- newdata[, object$input_names, drop = FALSE]
+        newdata <- newdata[, cols, drop = FALSE]
       }
     } else if (is.numeric(newdata) && is.null(dim(newdata)) && object$d > 1L) {
       newdata <- matrix(newdata, nrow = 1L)

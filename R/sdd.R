@@ -422,7 +422,7 @@ run_sdd_loop <- function(problem, control, lr, clip, threads, solver, advice) {
                new_seed(), threads)
   status <- solver_status(res, solver, advice, step_size = max(lr))
   list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = sdd_trace(res, problem$has_mean, metrics))
+       trace = sdd_trace(res, problem$has_mean, metrics), cached = settings$use_cache)
 }
 
 # The trace metrics' operands for the C loop, in the units of the problem

@@ -66,12 +66,18 @@ test_that("check_positive_vector() and check_flag() name the argument", {
   expect_error(cf(0, "f"), class = "sddgp_error_argument")
 })
 
-test_that("sddgp warnings carry their classes and fields", {
+test_that("sddgp warnings carry their classes, the message and extra fields", {
   w <- tryCatch(sddgp:::sddgp_warn("careful", class = "sddgp_warning_custom", value = 2),
                 warning = identity)
   expect_s3_class(w, c("sddgp_warning_custom", "sddgp_warning", "warning", "condition"),
                   exact = TRUE)
   expect_equal(conditionMessage(w), "careful")
-  expect_equal(w$value, 2)
   expect_null(conditionCall(w))
+  expect_equal(w$value, 2)
+  # A muffled warning lets the code go on.
+  out <- withCallingHandlers({
+    sddgp:::sddgp_warn("careful")
+    "went on"
+  }, sddgp_warning = function(w) invokeRestart("muffleWarning"))
+  expect_equal(out, "went on")
 })

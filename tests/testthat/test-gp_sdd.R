@@ -179,6 +179,37 @@ test_that("the formula interface takes weights and drops them with incomplete ro
                regexp = "`weights` has length 29 but `data` has 30 rows")
 })
 
+test_that("formula weights are looked up in `data` first, as lm() does", {
+  d <- make_data(30, 2, seed = 21)
+  df <- data.frame(d$x, y = d$y, w = seq(0.5, 3, length.out = 30))
+  ker <- matern(3/2, 0.5, 1)
+  fit <- function(...) gp_sdd(..., kernel = ker, noise = 0.1, solver = "cholesky")
+  m <- fit(d$x, d$y, weights = df$w)
+  f <- fit(y ~ x1 + x2, data = df, weights = w)
+  expect_identical(f$weights, df$w)
+  expect_equal(f$alpha, m$alpha, tolerance = 1e-12)
+  # An expression of columns, and a column hiding a variable of the same name.
+  w <- rev(df$w)
+  expect_identical(fit(y ~ x1 + x2, data = df, weights = 2 * w)$weights, 2 * df$w)
+  # As in lm(), `.` still counts the weights column as an input ...
+  ref <- lm(y ~ ., data = df, weights = w)
+  f_dot <- fit(y ~ ., data = df, weights = w)
+  expect_equal(f_dot$input_names, setdiff(names(coef(ref)), "(Intercept)"))
+  expect_identical(f_dot$weights, df$w)
+  # ... unless the formula leaves it out.
+  f_out <- fit(y ~ . - w, data = df, weights = w)
+  expect_equal(f_out$alpha, m$alpha, tolerance = 1e-12)
+  # Variables of the formula's environment, as in lm().
+  local_fit <- function() {
+    wl <- df$w
+    fit(y ~ x1 + x2, data = df[c("x1", "x2", "y")], weights = wl)
+  }
+  expect_equal(local_fit()$alpha, m$alpha, tolerance = 1e-12)
+  expect_error(fit(y ~ x1, data = df, weights = nonexistent_column),
+               class = "sddgp_error_argument",
+               regexp = "`weights` could not be evaluated among the columns of `data`.*nonexistent_column")
+})
+
 test_that("standardize = TRUE fits the z-scored data and predicts in original units", {
   d <- make_data(150, 2, seed = 15)
   x <- d$x * rep(c(10, 0.01), each = 150) + rep(c(5, -3), each = 150)
@@ -396,6 +427,35 @@ test_that("the cached and the on-the-fly kernel give identical fits", {
   expect_identical(fauto$alpha, fn$alpha)
 })
 
+test_that("the fit records whether the kernel matrix was cached", {
+  d <- make_data(100, 2, seed = 30)
+  fit_with <- function(solver, control) {
+    # Few steps: only the cache decision matters here.
+    suppressWarnings(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
+                            solver = solver, control = control, threads = 1),
+                     classes = "sddgp_warning_not_converged")
+  }
+  bytes <- 8 * 100^2  # K in double precision
+  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes))$cached)
+  expect_false(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes - 1))$cached)
+  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes / 2,
+                                          precision = "single"))$cached)
+  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache = "always",
+                                          cache_limit = 0))$cached)
+  never <- fit_with("sdd", sdd_control(iterations = 10, cache = "never"))
+  expect_false(never$cached)
+  expect_false(fit_with("sgd", sgd_control(iterations = 10, cache_limit = bytes - 1))$cached)
+  cg <- fit_with("cg", cg_control())
+  expect_true(cg$cached)
+  expect_false(fit_with("cg", cg_control(cache = "never"))$cached)
+  exact <- fit_with("cholesky", NULL)
+  expect_null(exact$cached)
+  expect_true(summary(cg)$cached)
+  expect_output(print(summary(cg)), "kernel matrix cached in memory")
+  expect_output(print(summary(never)), "kernel matrix not cached")
+  expect_false(any(grepl("kernel matrix", capture.output(print(summary(exact))))))
+})
+
 test_that("print() and summary() report the key fields", {
   d <- make_data(60, 2, seed = 24)
   withr::local_seed(10)
@@ -574,6 +634,26 @@ test_that("the formula interface validates its own arguments", {
   d <- make_data(20, 2, seed = 29)
   df <- data.frame(d$x, y = d$y)
   expect_error(gp_sdd(y ~ x1), class = "sddgp_error_argument", regexp = "`data` is missing")
+  # As lm(), which also refuses a matrix.
+  expect_error(lm(y ~ ., data = as.matrix(df)), "must be a data.frame")
+  expect_error(gp_sdd(y ~ ., data = as.matrix(df), kernel = matern(3/2, 1, 1), noise = 0.1),
+               class = "sddgp_error_argument",
+               regexp = "`data` must be a data frame, not a matrix .*as.data.frame")
+  expect_error(gp_sdd(y ~ 1, data = df, kernel = matern(3/2, 1, 1), noise = 0.1),
+               class = "sddgp_error_argument",
+               regexp = "`x` has no input variables \\(y ~ 1\\): a GP needs at least one input column")
+  expect_error(gp_sdd(y ~ ., data = df["y"], kernel = matern(3/2, 1, 1), noise = 0.1),
+               class = "sddgp_error_argument", regexp = "at least one input column")
+  # A non-numeric response is named, without a coercion warning first.
+  df$label <- rep(c("a", "b"), 10)
+  df$group <- factor(df$label)
+  expect_no_warning(expect_error(
+    gp_sdd(label ~ x1, data = df, kernel = matern(3/2, 1, 1), noise = 0.1),
+    class = "sddgp_error_argument",
+    regexp = "`x` has the character response `label`: a GP needs a numeric response"))
+  expect_no_warning(expect_error(
+    gp_sdd(group ~ x1, data = df, kernel = matern(3/2, 1, 1), noise = 0.1),
+    class = "sddgp_error_argument", regexp = "factor response `group`"))
   expect_error(gp_sdd(~ x1, data = df, kernel = matern(3/2, 1, 1), noise = 0.1),
                class = "sddgp_error_argument", regexp = "formula with a response")
   expect_error(gp_sdd(y ~ ., data = df, kernel = matern(3/2, 1, 1), noise = 0.1,

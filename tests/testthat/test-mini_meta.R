@@ -307,6 +307,9 @@ test_that("bad inputs give classed errors naming the argument", {
   arg_error(ok(initial = 1, noise = NULL), "initial", "estimate the hyperparameters")
   arg_error(ok(candidates = p$grid[1:3, , drop = FALSE], initial = 5, budget = 10),
             "initial", "only 3 candidates")
+  # The default `initial` (min(10, budget - 1) = 9 here) is not the user's.
+  arg_error(ok(candidates = p$grid[1:3, , drop = FALSE], budget = 10), "candidates",
+            "has 3 rows, too few for the default `initial` of 9 .* at most 3")
   arg_error(ok(x = p$grid[1:2, , drop = FALSE]), "y")
   arg_error(ok(x = cbind(1, 2), y = 1), "x", "2 columns")
   arg_error(ok(x = p$grid[1:2, , drop = FALSE], y = c(1, NA)), "y", "NA")

@@ -139,6 +139,33 @@ test_that("newdata is matched by column name", {
   expect_length(predict(m$fit, xt[0, , drop = FALSE]), 0)
 })
 
+test_that("empty and repeated input names are repaired and matched as at fit", {
+  d <- make_data(40, 2, seed = 64)
+  fit <- function(x) gp_sdd(x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.05,
+                            solver = "cholesky")
+  # By position: what every repaired fit must reproduce.
+  by_position <- function(x) unname(predict(fit(unname(x)), unname(x)))
+
+  x_empty <- cbind(d$x, 7 * d$x[, 1]^2)  # third name ""
+  f_empty <- fit(x_empty)
+  expect_equal(f_empty$input_names, c("x1", "x2", "V3"))
+  expect_identical(unname(predict(f_empty, x_empty)), by_position(x_empty))
+  expect_equal(predict(f_empty, x_empty), predict(f_empty), tolerance = 1e-12)
+  expect_identical(predict(f_empty, as.data.frame(x_empty)), predict(f_empty, x_empty))
+
+  x_twice <- d$x
+  colnames(x_twice) <- c("a", "a")
+  f_twice <- fit(x_twice)
+  expect_equal(f_twice$input_names, c("a", "a.1"))
+  expect_identical(unname(predict(f_twice, x_twice)), by_position(x_twice))
+  # data.frame() repairs the names alike, and then they match in any order.
+  df_twice <- data.frame(x_twice)
+  expect_equal(names(df_twice), c("a", "a.1"))
+  expect_identical(predict(f_twice, df_twice[2:1]), predict(f_twice, x_twice))
+  expect_error(predict(f_twice, x_twice[, 1, drop = FALSE]), class = "sddgp_error_argument",
+               regexp = "lacks the input column `a.1`")
+})
+
 test_that("a formula fit predicts from a data frame with the variables", {
   d <- make_data(50, 2, seed = 63)
   df <- data.frame(d$x, y = d$y)
@@ -158,6 +185,39 @@ test_that("a formula fit predicts from a data frame with the variables", {
   nd$x2[2] <- NA
   expect_error(predict(ff, nd), class = "sddgp_error_argument",
                regexp = "`newdata` contains NA.*row 2")
+})
+
+test_that("with na.action = na.exclude, predict(), fitted() and residuals() pad with NA", {
+  d <- make_data(50, 2, seed = 65)
+  df <- data.frame(d$x, y = d$y)
+  df$x1[3] <- NA
+  df$y[7] <- NA
+  fit_na <- function(na.action) {
+    withr::local_seed(4)
+    gp_sdd(y ~ x1 + x2, data = df, kernel = matern(3/2, 0.5, 1), noise = 0.05,
+           solver = "cholesky", samples = 4, na.action = na.action)
+  }
+  ex <- fit_na(stats::na.exclude)
+  om <- fit_na(stats::na.omit)
+  # Where lm() puts its NAs.
+  lm_na <- which(is.na(residuals(lm(y ~ x1 + x2, data = df, na.action = na.exclude))))
+  expect_equal(unname(lm_na), c(3L, 7L))
+  for (v in list(predict(ex), fitted(ex), residuals(ex))) {
+    expect_length(v, 50)
+    expect_equal(which(is.na(v)), lm_na)
+    expect_equal(names(v), rownames(df))
+  }
+  expect_equal(predict(ex)[-lm_na], predict(om), tolerance = 1e-12)
+  expect_equal(fitted(ex)[-lm_na], fitted(om), tolerance = 1e-12)
+  expect_equal(residuals(ex)[-lm_na], df$y[-lm_na] - predict(om), tolerance = 1e-12,
+               ignore_attr = TRUE)
+  expect_length(predict(om), 48)
+  iv <- predict(ex, interval = "confidence", se.fit = TRUE)
+  expect_equal(dim(iv$fit), c(50L, 3L))
+  expect_equal(which(is.na(iv$fit[, "lwr"])), lm_na)
+  expect_equal(which(is.na(iv$se.fit)), lm_na)
+  # New data are not padded.
+  expect_length(predict(ex, df[8:12, ]), 5)
 })
 
 test_that("chunk_size does not change the result", {

@@ -201,3 +201,71 @@ test_that("the exact solver's condition estimate is LAPACK's, against the dense 
     expect_true(res$rcond >= exact / 3 && res$rcond <= 3 * exact)
   }
 })
+
+test_that("a fit that stops far from converged warns, and print() and summary() say so", {
+  d <- make_data(300, 2, seed = 38)
+  # A nearly constant kernel and no noise: SDD's residual barely moves.
+  withr::local_seed(3)
+  w <- expect_warning(
+    fit <- gp_sdd(d$x, d$y, kernel = matern(5/2, 1e4, 1), noise = 1e-12,
+                  control = sdd_control(iterations = 200), threads = 1),
+    class = "sddgp_warning_not_converged")
+  expect_s3_class(w, c("sddgp_warning_not_converged", "sddgp_warning", "warning",
+                       "condition"), exact = TRUE)
+  r <- fit$trace$residual[nrow(fit$trace)]
+  expect_gt(r, 0.5)
+  # The true relative residual of the standardised system is as bad.
+  K <- ref_kernel(fit$x, fit$x, "matern52", 1e4, 1)
+  true_r <- sqrt(sum((K %*% fit$alpha + 1e-12 * fit$alpha - fit$y)^2) / sum(fit$y^2))
+  expect_gt(true_r, 0.5)
+  expect_equal(w$residual, r)
+  expect_equal(w$threshold, 0.5)
+  expect_equal(w$status, "iterations")
+  msg <- conditionMessage(w)
+  expect_match(msg, sprintf("mean's system is %s, above the threshold 0.5",
+                            format(r, digits = 3)), fixed = TRUE)
+  expect_match(msg, "at the end of its iteration budget after 200 iterations", fixed = TRUE)
+  expect_match(msg, paste("more `iterations` or a larger `time_limit` in sdd_control(),",
+                          "or solver = \"cg\" or \"cholesky\""), fixed = TRUE)
+  note <- sprintf("far from converged: relative residual %s > 0.5", format(r, digits = 3))
+  expect_output(print(fit), note, fixed = TRUE)
+  expect_match(summary(fit)$not_converged, note, fixed = TRUE)
+  expect_output(print(summary(fit)), note, fixed = TRUE)
+
+  # Stopped by the time limit after a step or so (averaging rate 1e-4).
+  expect_warning(
+    fit_t <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
+                    control = sdd_control(iterations = 1e6, time_limit = 1e-9, cache = "never"),
+                    threads = 1),
+    class = "sddgp_warning_not_converged", regexp = "at its time limit of 1e-09 s after")
+  expect_equal(fit_t$status, "time limit")
+
+  # CG: white-noise targets, a long length scale, one unpreconditioned step.
+  yw <- withr::with_seed(4, rnorm(300))
+  expect_warning(
+    gp_sdd(d$x, yw, kernel = matern(5/2, 3, 1), noise = 1e-6, solver = "cg",
+           control = cg_control(max_iterations = 1, preconditioner = "none"),
+           standardize = FALSE, threads = 1),
+    class = "sddgp_warning_not_converged",
+    regexp = "CG stopped far from converged.* after 1 iteration: .*`max_iterations` in cg_control")
+})
+
+test_that("converged fits, exact fits and DSG do not warn", {
+  d <- make_data(300, 2, seed = 38)
+  withr::local_seed(5)
+  expect_no_warning(
+    fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
+                  control = sdd_control(iterations = 300), threads = 1))
+  expect_lt(fit$trace$residual[nrow(fit$trace)], 0.5)
+  expect_null(summary(fit)$not_converged)
+  expect_false(any(grepl("far from converged", capture.output(print(fit), summary(fit)))))
+  expect_no_warning(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
+                           solver = "cholesky"))
+  # DSG's residual is the training fit's, which stays high on white noise
+  # whatever the solver does: not a sign of non-convergence.
+  yw <- withr::with_seed(4, rnorm(300))
+  expect_no_warning(
+    fd <- gp_sdd(d$x, yw, kernel = matern(5/2, 3, 1), noise = 1e-6, solver = "dsg",
+                 control = dsg_control(iterations = 50), standardize = FALSE, threads = 1))
+  expect_gt(fd$trace$residual[nrow(fd$trace)], 0.5)
+})

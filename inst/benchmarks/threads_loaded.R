@@ -2,7 +2,11 @@
 # CPU-bound process (another job on the cores), for SDD, CG and DSG fits.
 #
 #   Rscript inst/benchmarks/threads_loaded.R [--rounds=5] [--cases=sdd,cg,dsg,readme]
-#                                            [--out=inst/extdata/benchmarks/threads_loaded.csv]
+#     [--label=current] [--out=inst/extdata/benchmarks/threads_loaded.csv]
+#
+# --label names the sddgp build measured (R_LIBS can point at another one,
+# say the version before the thread governor): the CSV keeps other labels'
+# rows and replaces this label's.
 #
 # Cases (hyperparameters fixed, so no estimation):
 #   sdd     n = 4000, d = 8, 2000 SDD steps (kernel matrix cached)
@@ -18,6 +22,7 @@ source(file.path("inst", "benchmarks", "options.R"))
 suppressPackageStartupMessages(library(sddgp))
 rounds <- as.integer(option("rounds", "5"))
 cases <- choice_option("cases", c("sdd", "cg", "dsg", "readme"))
+label <- option("label", "current")
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "threads_loaded.csv"))
 
 problem <- function(n, d, seed = 1) {
@@ -71,14 +76,14 @@ for (round in seq_len(rounds)) {
   }
 }
 results <- do.call(rbind, rows)
+results$label <- label
 results$machine <- machine_description()
-dir.create(dirname(out_csv), showWarnings = FALSE, recursive = TRUE)
-utils::write.csv(results, out_csv, row.names = FALSE)
+replace_rows(results, out_csv, "label")
 
 med <- stats::aggregate(seconds ~ case + condition + threads, results, stats::median)
 wide <- reshape(med, idvar = c("case", "condition"), timevar = "threads",
                 direction = "wide")
-cat("\n", machine_description(), "\n", sep = "")
+cat("\n", label, ": ", machine_description(), "\n", sep = "")
 cat(sprintf("medians of %d rounds; 'idle' ratio = 1-thread / 2-thread time (speed-up), ",
             rounds), "'loaded' ratio = 2-thread / 1-thread time (slow-down)\n", sep = "")
 for (i in seq_len(nrow(wide))) {

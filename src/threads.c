@@ -10,6 +10,10 @@
  * can be several times slower. */
 #define GOVERN_WINDOW 0.05
 #define GOVERN_TRIAL_WINDOW 0.02
+/* ...and holds at least this many steps, so that solvers with long steps
+ * (DSG's grow to tens of milliseconds) are not judged on one or two. */
+#define GOVERN_STEPS 8
+#define GOVERN_TRIAL_STEPS 4
 /* A trial team size must be this much faster to be adopted: noise between
  * windows of the same team size stays below it. */
 #define GOVERN_MARGIN 0.10
@@ -103,7 +107,9 @@ void threads_tick(int regular, double now)
   gov.ticks++;
   gov.last = now;
   const double elapsed = now - gov.start;
-  if (elapsed < (gov.trial ? GOVERN_TRIAL_WINDOW : GOVERN_WINDOW)) return;
+  if (gov.trial ? elapsed < GOVERN_TRIAL_WINDOW || gov.ticks < GOVERN_TRIAL_STEPS
+                : elapsed < GOVERN_WINDOW || gov.ticks < GOVERN_STEPS)
+    return;
   const double rate = gov.ticks / elapsed;
   if (gov.trial) {
     gov.trial = 0;

@@ -111,13 +111,14 @@ cabcd_control <- function(basis_features = 1000, block_size = 2,
 # Mini-batch of Adam, as in the paper's baselines.
 cabcd_batch_size <- 256L
 
-# Settings as the C solver takes them.
-resolve_cabcd_control <- function(control) {
-  control$algorithm_code <- match(control$algorithm, c("cabcd", "bcd", "adam"))
-  control$selection_code <- match(control$selection, c("gauss_southwell", "random"))
-  control$step <- control$step_size %||% if (control$algorithm == "adam") 0.01 else 1
-  control$batch_size <- cabcd_batch_size
-  control
+# The fields of cabcd_options (src/cabcd.h).  The seed is drawn here.
+cabcd_settings <- function(control) {
+  list(algorithm = control$algorithm, selection = control$selection,
+       block_size = control$block_size,
+       step_size = control$step_size %||% if (control$algorithm == "adam") 0.01 else 1,
+       momentum = control$momentum, max_inner = control$max_inner,
+       iterations = control$iterations, batch_size = cabcd_batch_size,
+       tolerance = control$tolerance, seed = new_seed())
 }
 
 # The m random Fourier features of the model, drawn once per fit and kept
@@ -132,15 +133,15 @@ solve_cabcd <- function(problem, control, threads, state) {
                                         control$basis_features)
   # Heteroscedastic noise becomes weights around the harmonic-mean penalty.
   lambda <- 1 / mean(1 / problem$noise)
-  settings <- resolve_cabcd_control(control)
+  settings <- cabcd_settings(control)
   res <- .Call(C_cabcd_solve, problem$xs, basis$omega, basis$phase,
                problem$kernel$variance, lambda / problem$noise, lambda, problem$rhs,
-               settings, new_seed(), threads)
+               settings, threads)
   fit <- res$fit
-  status <- solver_status(fit, "cabcd", sprintf(paste(
+  status <- raise_status(decode_status(fit), "cabcd", fit$iterations, sprintf(paste(
     "The step size was %s; use a smaller `step_size` in cabcd_control()."),
-    format(signif(settings$step, 4))), step_size = settings$step)
-  trace <- solver_trace(fit, problem$has_mean)
+    format(signif(settings$step_size, 4))), step_size = settings$step_size)
+  trace <- solver_trace(fit$trace, problem$has_mean)
   done <- seq_len(fit$iterations)
   trace$loss <- if (problem$has_mean) res$loss[done, 1L] else rep(NA_real_, length(done))
   trace$passes <- res$passes[done]

@@ -81,25 +81,28 @@ cg_control <- function(tolerance = 0.01, max_iterations = 1000,
     kernel_settings(cache, cache_limit, precision)), features)
 }
 
-# Settings as the C solver takes them: rank 0 means no preconditioner.
-resolve_cg_control <- function(control, n) {
-  control$rank <- if (control$preconditioner == "none") 0L else
-    min(control$rank, as.integer(n))
-  control$use_cache <- use_kernel_cache(control, n)
-  control
+# The fields of cg_options (src/cg.h) that R sets, and of the kernel
+# operator, for n data.
+cg_settings <- function(control, n) {
+  c(list(tolerance = control$tolerance, max_iterations = control$max_iterations,
+         # 0: no preconditioner
+         rank = if (control$preconditioner == "none") 0L else
+           min(control$rank, as.integer(n)),
+         jitter = control$jitter),
+    operator_settings(control, n))
 }
 
 # CG needs no state: new samples are solved exactly as at fit time.
 solve_cg <- function(problem, control, threads, state) {
-  settings <- resolve_cg_control(control, nrow(problem$x))
+  settings <- cg_settings(control, nrow(problem$x))
   res <- .Call(C_cg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
-  status <- solver_status(res, "cg", paste(
+  status <- raise_status(decode_status(res), "cg", res$iterations, paste(
     "Conjugate gradients broke down (a direction of non-positive curvature",
     "or non-finite values): K + noise * I is not numerically positive",
     "definite. Increase `noise` or check the data."))
   list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = solver_trace(res, problem$has_mean), state = NULL,
+       trace = solver_trace(res$trace, problem$has_mean), state = NULL,
        cached = settings$use_cache)
 }
 

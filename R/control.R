@@ -11,20 +11,13 @@ new_control <- function(solver, settings, features) {
 
 #' @export
 print.sddgp_control <- function(x, ...) {
-  cat(sprintf("Settings of solver \"%s\" (%s)\n", x$solver, solver_labels[[x$solver]]))
+  cat(sprintf("Settings of solver \"%s\" (%s)\n", x$solver, solver_info(x$solver)$label))
   fields <- unclass(x)[setdiff(names(x), "solver")]
   shown <- vapply(fields, function(v) {
     if (is.null(v)) "auto" else paste(format(v), collapse = ", ")
   }, character(1L))
   cat(paste0("  ", format(names(shown)), "  ", shown), sep = "\n")
   invisible(x)
-}
-
-# The first of several choices given as a default vector (match.arg style),
-# then validated.
-choose_one <- function(x, arg, choices) {
-  if (is.character(x) && identical(x, choices)) x <- choices[1L]
-  check_choice(x, arg, choices)
 }
 
 # The kernel-matrix settings of the solvers that multiply by all of K: its
@@ -44,6 +37,12 @@ use_kernel_cache <- function(control, n) {
     (control$cache == "auto" && bytes * as.numeric(n)^2 <= control$cache_limit)
 }
 
+# The settings of the kernel operator of src/glue.c (glue_square_operator())
+# that a solver's settings for C carry along with its own.
+operator_settings <- function(control, n) {
+  list(use_cache = use_kernel_cache(control, n), precision = control$precision)
+}
+
 # Up to this many points, gp_sdd() without `solver` or `control` solves
 # exactly: below it a Cholesky factorisation on 2 cores takes seconds, far
 # less than SDD's default 10,000 steps, and SDD's answer on small data sets,
@@ -54,7 +53,7 @@ auto_exact_max_n <- 5000L
 # The solver to run and its settings, from gp_sdd()'s `solver` and
 # `control` arguments: either may be left NULL.
 resolve_solver <- function(solver, control, n) {
-  if (!is.null(solver)) check_choice(solver, "solver", solvers)
+  if (!is.null(solver)) check_choice(solver, "solver", names(solver_registry()))
   if (!is.null(control) && !inherits(control, "sddgp_control")) {
     abort_argument("control", if (is.null(solver)) {
       "must be made by a solver's control function, such as sdd_control()"
@@ -64,7 +63,7 @@ resolve_solver <- function(solver, control, n) {
     solver <- if (!is.null(control)) control$solver else
       if (n <= auto_exact_max_n) "cholesky" else "sdd"
   }
-  if (is.null(control)) control <- solver_function(solver, "control")()
+  if (is.null(control)) control <- solver_info(solver)$control()
   if (!identical(control$solver, solver)) {
     abort_argument("control", sprintf(
       "was made by %s_control() but `solver` is \"%s\"; use %s_control()",
@@ -79,4 +78,3 @@ resolve_solver <- function(solver, control, n) {
   list(solver = solver, control = control)
 }
 
-`%||%` <- function(a, b) if (is.null(a)) b else a

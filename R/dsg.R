@@ -163,16 +163,27 @@ solve_dsg <- function(problem, control, threads, state) {
       format(signif(n / mean(problem$noise), 4))))
   }
   feature_seed <- state$feature_seed %||% new_seed()
+  settings <- dsg_settings(control, step, feature_seed)
   res <- .Call(C_dsg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
-               problem$rhs, control, as.numeric(step), new_seed(), feature_seed, threads)
-  status <- solver_status(res, "dsg", sprintf(paste(
+               problem$rhs, settings, threads)
+  status <- raise_status(decode_status(res), "dsg", res$iterations, sprintf(paste(
     "The step size was %s; use a smaller `step_size` (or `step_fraction`)",
     "in dsg_control()."), format(signif(step, 4))), step_size = step)
   list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = solver_trace(res, problem$has_mean),
+       trace = solver_trace(res$trace, problem$has_mean),
        basis = list(type = "dsg", seed = feature_seed, block = control$block_size,
                     iterations = control$iterations),
        state = list(feature_seed = feature_seed, step_size = c(mean = step, samples = step)))
+}
+
+# The fields of dsg_options (src/dsg.h) and of its basis (dsg_basis: `block`
+# features per step, drawn from `feature_seed`).  The seed of the batches is
+# drawn here.
+dsg_settings <- function(control, step_size, feature_seed) {
+  list(iterations = control$iterations, batch_size = control$batch_size,
+       step_size = as.numeric(step_size), step_decay = control$step_decay,
+       check_every = control$check_every, probe_size = control$probe_size,
+       seed = new_seed(), block = control$block_size, feature_seed = feature_seed)
 }
 
 # basis(x) %*% A for a DSG basis at standardised inputs x, replaying its

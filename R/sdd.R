@@ -209,162 +209,6 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
     features)
 }
 
-# The validated settings of the shared SDD/SGD loop that sdd_control() and
-# sgd_control() have in common.
-loop_settings <- function(iterations, batch_size, momentum, averaging, averaging_rate,
-                          averaging_start, batch_sampling, tolerance, time_limit,
-                          check_every, probe_size, cache, cache_limit, precision) {
-  check_number(iterations, "iterations", lower = 1, upper = .Machine$integer.max,
-               integer = TRUE)
-  check_number(batch_size, "batch_size", lower = 1, upper = .Machine$integer.max,
-               integer = TRUE)
-  check_number(momentum, "momentum", lower = 0, upper = 1, upper_open = TRUE)
-  averaging <- choose_one(averaging, "averaging", c("geometric", "none", "arithmetic"))
-  if (!is.null(averaging_rate)) {
-    check_number(averaging_rate, "averaging_rate", lower = 0, upper = 1, lower_open = TRUE)
-  }
-  if (!is.null(averaging_start)) {
-    check_number(averaging_start, "averaging_start", lower = 1, upper = iterations,
-                 integer = TRUE)
-  }
-  batch_sampling <- choose_one(batch_sampling, "batch_sampling", c("uniform", "permutation"))
-  check_number(tolerance, "tolerance", lower = 0, upper = 1)
-  if (!identical(time_limit, Inf)) {
-    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
-  }
-  check_number(check_every, "check_every", lower = 1, upper = .Machine$integer.max,
-               integer = TRUE)
-  check_number(probe_size, "probe_size", lower = 1, upper = 1e6, integer = TRUE)
-  c(list(iterations = as.integer(iterations), batch_size = as.integer(batch_size),
-         momentum = momentum, averaging = averaging, averaging_rate = averaging_rate,
-         averaging_start = if (!is.null(averaging_start)) as.integer(averaging_start),
-         batch_sampling = batch_sampling, tolerance = tolerance,
-         time_limit = as.numeric(time_limit),
-         check_every = as.integer(check_every), probe_size = as.integer(probe_size)),
-    kernel_settings(cache, cache_limit, precision))
-}
-
-# The trace metrics' settings ("none" when none are asked for): the
-# iterations to evaluate them at, the reference weights and the test data.
-trace_settings <- function(trace_every, trace_at, reference, test_x, test_y,
-                           iterations, check_every) {
-  if (!is.null(trace_every)) {
-    check_number(trace_every, "trace_every", lower = 1, upper = iterations, integer = TRUE)
-  }
-  if (!is.null(trace_at)) {
-    if (!is.null(trace_every)) {
-      abort_argument("trace_at", "cannot be given together with `trace_every`; give one")
-    }
-    if (!is.numeric(trace_at) || length(trace_at) == 0L || anyNA(trace_at) ||
-        any(trace_at != round(trace_at)) || any(trace_at < 1 | trace_at > iterations)) {
-      abort_argument("trace_at", sprintf(
-        "must be whole numbers of iterations in [1, %d]", iterations))
-    }
-  }
-  if (!is.null(reference)) {
-    if (!is.numeric(reference) || !is.null(dim(reference)) && ncol(as.matrix(reference)) != 1L ||
-        length(reference) == 0L || any(!is.finite(reference))) {
-      abort_argument("reference", "must be a numeric vector of finite representer weights")
-    }
-    reference <- as.numeric(reference)
-  }
-  if (is.null(test_x) != is.null(test_y)) {
-    abort_argument(if (is.null(test_x)) "test_x" else "test_y",
-                   "is missing: give `test_x` and `test_y` together")
-  }
-  if (!is.null(test_x)) {
-    test_x <- check_finite_rows(as_input_matrix(test_x, "test_x"), "test_x")
-    if (!is.numeric(test_y) || !is.null(dim(test_y)) || length(test_y) != nrow(test_x) ||
-        any(!is.finite(test_y))) {
-      abort_argument("test_y", sprintf(
-        "must be a numeric vector of %d finite targets, one per row of `test_x`",
-        nrow(test_x)))
-    }
-  }
-  if (is.null(reference) && is.null(test_x)) {
-    if (!is.null(trace_every) || !is.null(trace_at)) {
-      abort_argument(if (!is.null(trace_at)) "trace_at" else "trace_every", paste(
-        "has nothing to trace: give `reference` and/or `test_x` and `test_y`"))
-    }
-    return("none")
-  }
-  every <- trace_every %||% check_every
-  at <- if (!is.null(trace_at)) trace_at else c(seq_len(iterations %/% every) * every, iterations)
-  structure(list(at = sort(unique(as.integer(at))), reference = reference,
-                 test_x = test_x, test_y = if (!is.null(test_y)) as.numeric(test_y)),
-            class = "sddgp_trace_settings")
-}
-
-#' @export
-format.sddgp_trace_settings <- function(x, ...) {
-  at <- x$at
-  shown <- if (length(at) <= 4L) paste(at, collapse = ", ") else
-    paste(c(at[1:2], "...", at[length(at)]), collapse = ", ")
-  what <- c(if (!is.null(x$reference))
-              sprintf("K-norm errors to %d reference weights", length(x$reference)),
-            if (!is.null(x$test_x)) sprintf("test RMSE on %d points", nrow(x$test_x)))
-  sprintf("%s at %d iteration%s (%s)", paste(what, collapse = ", "), length(at),
-          if (length(at) == 1L) "" else "s", shown)
-}
-
-# Gradient estimator codes of src/sdd.h (sdd_estimator).
-estimator_code <- function(objective, estimator, full_batch) {
-  if (objective == "primal") return(if (full_batch) 3L else 4L)
-  match(estimator, c("coordinates", "features", "coordinates_kalpha")) - 1L
-}
-
-# Settings as the C loop takes them, with the data-dependent ones resolved.
-resolve_sdd_control <- function(control, n) {
-  control$batch_size <- min(control$batch_size, n)
-  control$averaging_rate <- if (control$averaging != "geometric") 1 else
-    control$averaging_rate %||% min(1, 100 / control$iterations)
-  control$averaging_start <- if (control$averaging == "arithmetic")
-    control$averaging_start %||% 1L else 0L
-  control$probe_size <- min(control$probe_size, n)
-  control$batch_code <- match(control$batch_sampling, c("uniform", "permutation"))
-  control$estimator_code <- estimator_code(control$objective, control$estimator,
-                                           control$batch_size >= n)
-  control$step_features <- control$estimator_features
-  control$use_cache <- use_kernel_cache(control, n)
-  control
-}
-
-# Stability limit of the step size beta n: Nesterov momentum rho on a
-# quadratic with curvature h is stable while lr h < 2 (1 + rho) / (1 + 2 rho),
-# and the expected SDD step has curvature lambda_max(K + lambda I) / n.  That
-# eigenvalue over n is estimated on a random subset (kernel matrices' top
-# eigenvalue grows linearly in n).
-sdd_step_limit <- function(xs, kernel, noise, momentum, batch_size, threads,
-                           subset = 1000L) {
-  n <- nrow(xs)
-  idx <- if (n > subset) sort(sample.int(n, subset)) else seq_len(n)
-  xsub <- xs[idx, , drop = FALSE]
-  K <- .Call(C_kernel_matrix, xsub, xsub, kernel_spec(kernel), threads)
-  v <- rep(1 / sqrt(length(idx)), length(idx))
-  ev <- 0
-  for (i in seq_len(50L)) {
-    w <- K %*% v
-    ev_new <- sqrt(sum(w^2))
-    v <- w / ev_new
-    if (abs(ev_new - ev) < 1e-4 * ev_new) break
-    ev <- ev_new
-  }
-  # Each sampled coordinate must be stable too.  Between the steps that
-  # sample it, momentum keeps pushing it for about 1 / (1 - rho) steps with
-  # no feedback, which amplifies its own curvature (sigma_f^2 + lambda) / B;
-  # ignoring that diverges when K is nearly diagonal (short length scales).
-  curvature <- max(ev_new / length(idx) + mean(noise) / n,
-                   (kernel$variance + mean(noise)) /
-                     ((1 - momentum) * min(batch_size, n)))
-  2 * (1 + momentum) / (1 + 2 * momentum) / curvature
-}
-
-sdd_step_sizes <- function(control, xs, kernel, noise, threads) {
-  mean_step <- control$step_size %||% (control$step_fraction *
-    sdd_step_limit(xs, kernel, noise, control$momentum, control$batch_size, threads))
-  c(mean = mean_step, samples = control$step_size_samples %||% mean_step)
-}
-
 # The step sizes are chosen once per fit and kept in the state, so later
 # sample draws (simulate() with a seed) run with the same ones.
 solve_sdd <- function(problem, control, threads, state) {
@@ -382,85 +226,20 @@ solve_sdd <- function(problem, control, threads, state) {
   backoffs <- 0L
   repeat {
     lr <- per_system(steps[["mean"]], steps[["samples"]], problem)
-    sol <- tryCatch(
-      run_sdd_loop(problem, control, lr, NULL, threads, "sdd", sprintf(paste(
-        "The step size was %s; use a smaller `step_size` (or `step_fraction`)",
-        "in sdd_control()."), format(signif(max(lr), 4)))),
-      sddgp_error_divergence = function(e) {
-        if (backoffs == max_backoffs || !any(automatic)) stop(e)
-        NULL
-      })
-    if (!is.null(sol)) break
+    sol <- run_sdd_loop(problem, sdd_settings(control, problem, control$objective,
+                                              control$estimator,
+                                              control$estimator_features, lr),
+                        threads)
+    if (sol$status != "diverged" || backoffs == max_backoffs || !any(automatic)) break
     backoffs <- backoffs + 1L
     steps[automatic] <- steps[automatic] / 2
   }
+  raise_status(sol$status, "sdd", sol$iterations, sprintf(paste(
+    "The step size was %s; use a smaller `step_size` (or `step_fraction`)",
+    "in sdd_control()."), format(signif(max(lr), 4))), step_size = max(lr))
   sol$state <- list(step_size = steps, backoffs = backoffs)
   sol
 }
 
 # Halvings of an automatic step size after divergences before giving up.
 max_backoffs <- 5L
-
-per_system <- function(mean, samples, problem) {
-  k <- ncol(problem$rhs)
-  if (problem$has_mean) c(mean, rep(samples, k - 1L)) else rep(samples, k)
-}
-
-# The loop of src/sdd.c, shared by the sdd and sgd solvers: `control` holds
-# the loop settings of sdd_control(), `lr` and `clip` (NULL: none) one value
-# per right-hand side; `advice` goes into the divergence error.
-run_sdd_loop <- function(problem, control, lr, clip, threads, solver, advice) {
-  settings <- resolve_sdd_control(control, nrow(problem$x))
-  # Lin et al. (2023) put the sample systems' noise draws in the
-  # regulariser of the primal SGD objective; the mean's b_reg is zero.
-  rhs_reg <- if (settings$estimator_code == 4L && !is.null(problem$zeta)) {
-    cbind(if (problem$has_mean) 0, problem$zeta, deparse.level = 0)
-  }
-  metrics <- trace_metrics(control$trace, problem)
-  res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
-               problem$rhs, rhs_reg, as.numeric(lr), clip, settings, metrics,
-               new_seed(), threads)
-  status <- solver_status(res, solver, advice, step_size = max(lr))
-  list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = sdd_trace(res, problem$has_mean, metrics), cached = settings$use_cache)
-}
-
-# The trace metrics' operands for the C loop, in the units of the problem
-# (standardised as the fit, inputs divided by the length scales), or NULL.
-# Only the posterior mean's system is traced.
-trace_metrics <- function(trace, problem) {
-  if (!inherits(trace, "sddgp_trace_settings") || !problem$has_mean) return(NULL)
-  n <- nrow(problem$x)
-  if (!is.null(trace$reference) && length(trace$reference) != n) {
-    abort_argument("reference", sprintf(
-      "has %d weights but the data have %d points", length(trace$reference), n))
-  }
-  out <- list(at = trace$at, reference = trace$reference, test_x = NULL, test_y = NULL)
-  if (!is.null(trace$test_x)) {
-    if (ncol(trace$test_x) != ncol(problem$x)) {
-      abort_argument("test_x", sprintf("has %d columns but the model has %d inputs",
-                                       ncol(trace$test_x), ncol(problem$x)))
-    }
-    sc <- problem$scaling %||% standardization(problem$x, problem$y, FALSE)
-    out$test_x <- scale_inputs(standardize_inputs(trace$test_x, sc), problem$kernel)
-    out$test_y <- standardize_targets(trace$test_y, sc)
-  }
-  out
-}
-
-# The trace of the C loop: the residuals of solver_trace(), timings without
-# the metrics' evaluation time, and the metrics asked for.
-sdd_trace <- function(res, has_mean, metrics) {
-  v <- res$trace_residuals
-  v[is.nan(v)] <- NA
-  k <- ncol(v) - 4L
-  res$trace_residuals <- v[, seq_len(k), drop = FALSE]
-  tr <- solver_trace(res, has_mean)
-  tr$seconds <- tr$seconds - v[, k + 4L]
-  if (!is.null(metrics$reference)) {
-    tr$knorm_error <- v[, k + 1L]
-    tr$k2norm_error <- v[, k + 2L]
-  }
-  if (!is.null(metrics$test_x)) tr$test_rmse <- v[, k + 3L]
-  tr
-}

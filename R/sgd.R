@@ -96,15 +96,16 @@ sgd_control <- function(iterations = 10000, batch_size = 512, step_size = 0.5,
 solve_sgd <- function(problem, control, threads, state) {
   steps <- c(mean = control$step_size,
              samples = control$step_size_samples %||% control$step_size)
-  loop <- c(control, list(objective = "primal", estimator = "coordinates",
-                          estimator_features = control$regularizer_features))
   clip <- if (is.finite(control$clip) && problem$has_mean) {
     per_system(control$clip, 0, problem)
   }
   lr <- per_system(steps[["mean"]], steps[["samples"]], problem)
-  sol <- run_sdd_loop(problem, loop, lr, clip, threads, "sgd", sprintf(paste(
+  sol <- run_sdd_loop(problem, sdd_settings(control, problem, "primal", "coordinates",
+                                            control$regularizer_features, lr, clip),
+                      threads)
+  raise_status(sol$status, "sgd", sol$iterations, sprintf(paste(
     "The step size was %s; use a smaller `step_size` (or `step_size_samples`)",
-    "in sgd_control()."), format(signif(max(lr), 4))))
+    "in sgd_control()."), format(signif(max(lr), 4))), step_size = max(lr))
   sol$state <- list(step_size = steps)
   sol
 }

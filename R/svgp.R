@@ -115,30 +115,37 @@ svgp_fit <- function(problem, control, threads, inducing = NULL) {
   z <- inducing %||% unscale(svgp_kmeans(problem$xs, min(control$inducing, nrow(problem$xs)),
                                          control$kmeans_iterations, threads)$centres)
   res <- .Call(C_svgp_fit, problem$xs, kernel_spec(kernel), problem$noise, problem$y,
-               scale_inputs(z, kernel), control, threads)
+               scale_inputs(z, kernel), svgp_settings(control), threads)
   if (res$not_positive_definite) {
     sddgp_abort(paste(
       "The Cholesky factorisation of the inducing points' kernel matrix failed:",
       "it is not numerically positive definite. Increase `jitter` in",
       "svgp_control()."), class = "sddgp_error_numerical")
   }
-  status <- solver_status(res$result, "svgp", sprintf(paste(
+  r <- res$result
+  status <- raise_status(decode_status(r), "svgp", r$iterations, sprintf(paste(
     "The learning rate was %s; use a smaller `learning_rate` in svgp_control()."),
     format(control$learning_rate)), learning_rate = control$learning_rate)
-  r <- res$result
   refined <- control$optimize_inducing > 0L
   list(state = list(inducing = if (refined) unscale(res$inducing) else z,
                     coefficients = drop(r$alpha), chol_kmm = res$chol_kmm,
                     chol_b = res$chol_b, elbo = res$elbo),
        iterations = r$iterations,
        status = if (refined) status else "exact",
-       trace = svgp_trace(r$trace_iteration, r$trace_seconds, r$trace_residuals[, 1L]))
+       trace = svgp_trace(r$trace$iteration, r$trace$seconds, r$trace$elbo))
+}
+
+# The settings of src/svgp.h: svgp_problem's jitter, and the iterations
+# and learning rate of svgp_fit()'s refinement.
+svgp_settings <- function(control) {
+  list(jitter = control$jitter, iterations = control$optimize_inducing,
+       learning_rate = control$learning_rate)
 }
 
 # k-means++ seeds and Lloyd iterations on the scaled inputs xs.
 svgp_kmeans <- function(xs, m, iterations, threads) {
   res <- .Call(C_kmeans, xs, as.integer(m), as.integer(iterations), new_seed(), threads)
-  solver_status(res, "svgp", "")
+  raise_status(decode_status(res), "svgp", res$iterations, "")
   res
 }
 

@@ -20,8 +20,9 @@ SEXP C_recombine(SEXP x, SEXP mu, SEXP method, SEXP seed)
   int *idx = (int *)R_alloc((size_t)p.d + 1, sizeof(int));
   double *w = (double *)R_alloc((size_t)p.d + 1, sizeof(double));
   recomb_stats stats = {0, 0};
-  const int k = recombine(p.x, p.n, p.d, m, (recomb_method)Rf_asInteger(method),
-                          glue_seed(seed), idx, w, &stats);
+  const recomb_method how = (recomb_method)glue_choice(
+      method, glue_recombination_methods, "recombination method");
+  const int k = recombine(p.x, p.n, p.d, m, how, glue_seed(seed), idx, w, &stats);
   if (k < 0) Rf_error("recombination could not allocate its working memory");
   const char *names[] = {"index", "weight", "cone_runs", "cone_failures", ""};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
@@ -41,13 +42,13 @@ SEXP C_recombine(SEXP x, SEXP mu, SEXP method, SEXP seed)
 
 /* The ridge solve for every column of rhs with the random Fourier features
  * (omega, phase) of a kernel of amplitude `variance`, at inputs x already
- * divided by their length scales.  Returns list(fit, loss, passes): fit as
+ * divided by their length scales; `settings`, the fields of cabcd_options,
+ * made by R's cabcd_settings().  Returns list(fit, loss, passes): fit as
  * glue_solver_result() makes it (alpha: m x ncol(rhs)), and the per-
  * iteration records of cabcd_history (iterations rows; the first
  * fit$iterations are filled in). */
 SEXP C_cabcd_solve(SEXP x, SEXP omega, SEXP phase, SEXP variance, SEXP weight,
-                   SEXP lambda, SEXP rhs, SEXP control, SEXP seed,
-                   SEXP threads)
+                   SEXP lambda, SEXP rhs, SEXP settings, SEXP threads)
 {
   const points p = glue_points(x, "x"), om = glue_points(omega, "omega");
   const points b = glue_points(rhs, "rhs");
@@ -56,16 +57,16 @@ SEXP C_cabcd_solve(SEXP x, SEXP omega, SEXP phase, SEXP variance, SEXP weight,
   const rff f = {om.n, om.d, om.x, glue_doubles(phase, om.n, "phase"),
                  sqrt(2.0 * Rf_asReal(variance) / om.n)};
   cabcd_options opt;
-  opt.algorithm = (cabcd_algorithm)Rf_asInteger(glue_list_get(control, "algorithm_code"));
-  opt.selection = (cabcd_selection)Rf_asInteger(glue_list_get(control, "selection_code"));
-  opt.block_size = Rf_asInteger(glue_list_get(control, "block_size"));
-  opt.step_size = Rf_asReal(glue_list_get(control, "step"));
-  opt.momentum = Rf_asReal(glue_list_get(control, "momentum"));
-  opt.max_inner = Rf_asInteger(glue_list_get(control, "max_inner"));
-  opt.iterations = Rf_asInteger(glue_list_get(control, "iterations"));
-  opt.batch_size = Rf_asInteger(glue_list_get(control, "batch_size"));
-  opt.tolerance = Rf_asReal(glue_list_get(control, "tolerance"));
-  opt.seed = glue_seed(seed);
+  GLUE_SET_CHOICE(opt, settings, algorithm, glue_cabcd_algorithms);
+  GLUE_SET_CHOICE(opt, settings, selection, glue_cabcd_selections);
+  GLUE_SET_INT(opt, settings, block_size);
+  GLUE_SET_REAL(opt, settings, step_size);
+  GLUE_SET_REAL(opt, settings, momentum);
+  GLUE_SET_INT(opt, settings, max_inner);
+  GLUE_SET_INT(opt, settings, iterations);
+  GLUE_SET_INT(opt, settings, batch_size);
+  GLUE_SET_REAL(opt, settings, tolerance);
+  GLUE_SET_SEED(opt, settings, seed);
   opt.nthreads = glue_threads(threads);
   const cabcd_problem pr = {NULL, p.n, om.n, glue_doubles(weight, p.n, "weight"),
                             Rf_asReal(lambda)};

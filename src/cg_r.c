@@ -17,7 +17,9 @@ static solver_status cg_solve_any(const kernel_op *K, const double *noise,
   return cg_solve(K, noise, rhs, nrhs, opt, alpha, done, cb, ctx);
 }
 
-SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
+/* `settings`: the fields of cg_options that R sets, made by cg_settings(),
+ * and the operator's use_cache and precision. */
+SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
                 SEXP threads)
 {
   const kernel k = glue_kernel(spec);
@@ -25,17 +27,17 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
   const points b = glue_points(rhs, "rhs");
   if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
   cg_options opt;
-  opt.tolerance = Rf_asReal(glue_list_get(control, "tolerance"));
-  opt.max_iterations = Rf_asInteger(glue_list_get(control, "max_iterations"));
-  opt.rank = Rf_asInteger(glue_list_get(control, "rank"));
-  opt.jitter = Rf_asReal(glue_list_get(control, "jitter"));
+  GLUE_SET_REAL(opt, settings, tolerance);
+  GLUE_SET_INT(opt, settings, max_iterations);
+  GLUE_SET_INT(opt, settings, rank);
+  GLUE_SET_REAL(opt, settings, jitter);
   opt.nthreads = glue_threads(threads);
   opt.trace_every =
       1 + (int)((double)opt.max_iterations * b.d / CG_TRACE_BUDGET);
 
   glue_trace tr;
   glue_trace_init(&tr, b.d, opt.max_iterations / opt.trace_every + 1, opt.nthreads);
-  return glue_square_solve(cg_solve_any, &opt, &k, &p, &b, noise, control,
+  return glue_square_solve(cg_solve_any, &opt, &k, &p, &b, noise, settings,
                            opt.nthreads, &tr);
 }
 

@@ -3,23 +3,24 @@
 #include "glue.h"
 #include "dsg.h"
 
-SEXP C_dsg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP control,
-                 SEXP step_size, SEXP seed, SEXP feature_seed, SEXP threads)
+/* `settings`: the fields of dsg_options, made by R's dsg_settings(), and
+ * those of the basis, `block` and its seed `feature_seed`. */
+SEXP C_dsg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
+                 SEXP threads)
 {
   const kernel k = glue_kernel(spec);
   const points p = glue_points(x, "x"), b = glue_points(rhs, "rhs");
   if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
-  const dsg_basis basis = {&k, p.d,
-                           Rf_asInteger(glue_list_get(control, "block_size")),
-                           glue_seed(feature_seed)};
+  const dsg_basis basis = {&k, p.d, glue_int(settings, "block"),
+                           glue_seed(glue_list_get(settings, "feature_seed"))};
   dsg_options opt;
-  opt.iterations = Rf_asInteger(glue_list_get(control, "iterations"));
-  opt.batch_size = Rf_asInteger(glue_list_get(control, "batch_size"));
-  opt.step_size = Rf_asReal(step_size);
-  opt.step_decay = Rf_asReal(glue_list_get(control, "step_decay"));
-  opt.check_every = Rf_asInteger(glue_list_get(control, "check_every"));
-  opt.probe_size = Rf_asInteger(glue_list_get(control, "probe_size"));
-  opt.seed = glue_seed(seed);
+  GLUE_SET_INT(opt, settings, iterations);
+  GLUE_SET_INT(opt, settings, batch_size);
+  GLUE_SET_REAL(opt, settings, step_size);
+  GLUE_SET_REAL(opt, settings, step_decay);
+  GLUE_SET_INT(opt, settings, check_every);
+  GLUE_SET_INT(opt, settings, probe_size);
+  GLUE_SET_SEED(opt, settings, seed);
   opt.nthreads = glue_threads(threads);
 
   glue_trace tr;

@@ -1,6 +1,89 @@
 #include <string.h>
 #include "glue.h"
+#include "cabcd.h"
+#include "recombination.h"
+#include "rng.h"
+#include "sdd.h"
 #include "threads.h"
+
+/* The one place where the strings of the R side meet the codes of the
+ * core.  The estimators are named <objective>_<estimator> after
+ * sdd_control()'s arguments, with "primal_full" for the exact primal
+ * gradient. */
+const glue_code glue_estimators[] = {
+    {"dual_coordinates", SDD_DUAL_COORDINATES},
+    {"dual_features", SDD_DUAL_FEATURES},
+    {"dual_coordinates_kalpha", SDD_DUAL_KALPHA},
+    {"primal_full", SDD_PRIMAL_FULL},
+    {"primal_coordinates", SDD_PRIMAL_SGD},
+    {NULL, 0}};
+const glue_code glue_batch_samplings[] = {
+    {"uniform", SDD_BATCH_UNIFORM}, {"permutation", SDD_BATCH_PERMUTATION}, {NULL, 0}};
+const glue_code glue_precisions[] = {{"double", 0}, {"single", 1}, {NULL, 0}};
+/* The streams of the draws that R asks for (C_rng_normal). */
+const glue_code glue_rng_streams[] = {
+    {"weights", RNG_STREAM_WEIGHTS}, {"noise", RNG_STREAM_NOISE}, {NULL, 0}};
+const glue_code glue_cabcd_algorithms[] = {
+    {"cabcd", CABCD_CABCD}, {"bcd", CABCD_BCD}, {"adam", CABCD_ADAM}, {NULL, 0}};
+const glue_code glue_cabcd_selections[] = {
+    {"gauss_southwell", CABCD_GAUSS_SOUTHWELL}, {"random", CABCD_RANDOM}, {NULL, 0}};
+const glue_code glue_recombination_methods[] = {
+    {"randomized", RECOMB_RANDOMIZED}, {"deterministic", RECOMB_DETERMINISTIC}, {NULL, 0}};
+/* Codes that still cross as numbers, so that R holds these tables too
+ * (decode_status(), kernel_spec()); the tests check them against these. */
+const glue_code glue_statuses[] = {
+    {"iterations", SOLVER_MAX_ITER}, {"tolerance", SOLVER_TOLERANCE},
+    {"diverged", SOLVER_DIVERGED},   {"interrupted", SOLVER_STOPPED},
+    {"out of memory", SOLVER_NO_MEMORY}, {"time limit", SOLVER_TIME_LIMIT},
+    {NULL, 0}};
+const glue_code glue_kernel_families[] = {
+    {"matern12", KERNEL_MATERN12}, {"matern32", KERNEL_MATERN32},
+    {"matern52", KERNEL_MATERN52}, {"se", KERNEL_SE}, {NULL, 0}};
+
+int glue_choice(SEXP value, const glue_code *table, const char *what)
+{
+  if (TYPEOF(value) != STRSXP || XLENGTH(value) != 1 ||
+      STRING_ELT(value, 0) == NA_STRING)
+    Rf_error("internal error: `%s` must be a string", what);
+  const char *s = CHAR(STRING_ELT(value, 0));
+  for (const glue_code *c = table; c->name; c++)
+    if (strcmp(s, c->name) == 0) return c->code;
+  Rf_error("internal error: unknown %s \"%s\"", what, s);
+  return 0; /* not reached */
+}
+
+/* A table as a named integer vector. */
+static SEXP glue_code_vector(const glue_code *table)
+{
+  R_xlen_t len = 0;
+  while (table[len].name) len++;
+  SEXP out = PROTECT(Rf_allocVector(INTSXP, len));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, len));
+  for (R_xlen_t i = 0; i < len; i++) {
+    INTEGER(out)[i] = table[i].code;
+    SET_STRING_ELT(names, i, Rf_mkChar(table[i].name));
+  }
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
+SEXP C_glue_codes(void)
+{
+  const char *names[] = {"estimator", "batch_sampling", "precision", "rng_stream",
+                         "algorithm", "selection", "recombination_method",
+                         "status", "kernel_family", ""};
+  const glue_code *tables[] = {glue_estimators, glue_batch_samplings,
+                               glue_precisions, glue_rng_streams,
+                               glue_cabcd_algorithms, glue_cabcd_selections,
+                               glue_recombination_methods, glue_statuses,
+                               glue_kernel_families};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  for (int i = 0; i < (int)(sizeof tables / sizeof tables[0]); i++)
+    SET_VECTOR_ELT(out, i, glue_code_vector(tables[i]));
+  UNPROTECT(1);
+  return out;
+}
 
 kernel glue_kernel(SEXP spec)
 {
@@ -57,8 +140,18 @@ SEXP glue_list_get(SEXP list, const char *name)
   for (R_xlen_t i = 0; i < XLENGTH(list); i++)
     if (strcmp(CHAR(STRING_ELT(names, i)), name) == 0)
       return VECTOR_ELT(list, i);
-  Rf_error("internal error: no element '%s' in the options list", name);
+  Rf_error("internal error: no element '%s' in the settings list", name);
   return R_NilValue; /* not reached */
+}
+
+int glue_int(SEXP list, const char *name)
+{
+  return Rf_asInteger(glue_list_get(list, name));
+}
+
+double glue_real(SEXP list, const char *name)
+{
+  return Rf_asReal(glue_list_get(list, name));
 }
 
 static void check_interrupt(void *unused)
@@ -76,16 +169,35 @@ int glue_interrupt_pending(void)
  * answers well within a second, rare enough to cost nothing. */
 #define INTERRUPT_INTERVAL 0.1
 
-void glue_trace_init(glue_trace *tr, int nrhs, int max_rows, int nthreads)
+void glue_trace_init(glue_trace *tr, int nvalues, int max_rows, int nthreads)
 {
-  tr->nrhs = nrhs;
+  tr->nvalues = nvalues;
   tr->nrows = 0;
   tr->max_rows = max_rows;
   tr->iteration = (int *)R_alloc(max_rows, sizeof(int));
   tr->seconds = (double *)R_alloc(max_rows, sizeof(double));
-  tr->residuals = (double *)R_alloc((size_t)max_rows * nrhs, sizeof(double));
+  tr->values = (double *)R_alloc((size_t)max_rows * nvalues, sizeof(double));
+  tr->nparts = nvalues > 0;
+  tr->parts[0].name = "residuals";
+  tr->parts[0].columns = nvalues;
   tr->start = tr->last_check = omp_get_wtime();
   if (max_rows > 0) threads_govern(nthreads, tr->start);
+}
+
+/* Recorded values that a part takes. */
+static int part_width(const glue_trace_part *part)
+{
+  return part->columns == GLUE_TRACE_VECTOR ? 1 : part->columns;
+}
+
+void glue_trace_name(glue_trace *tr, const glue_trace_part *parts, int nparts)
+{
+  int width = 0;
+  for (int m = 0; m < nparts; m++) width += part_width(&parts[m]);
+  if (nparts > GLUE_TRACE_MAX_PARTS || width != tr->nvalues)
+    Rf_error("internal error: the trace parts do not cover its %d values", tr->nvalues);
+  tr->nparts = nparts;
+  memcpy(tr->parts, parts, sizeof(glue_trace_part) * (size_t)nparts);
 }
 
 int glue_trace_record(void *trace, int iteration, const double *residuals)
@@ -97,12 +209,50 @@ int glue_trace_record(void *trace, int iteration, const double *residuals)
     const int j = tr->nrows++;
     tr->iteration[j] = iteration;
     tr->seconds[j] = now - tr->start;
-    for (int c = 0; c < tr->nrhs; c++)
-      tr->residuals[j + (size_t)c * tr->max_rows] = residuals[c];
+    for (int c = 0; c < tr->nvalues; c++)
+      tr->values[j + (size_t)c * tr->max_rows] = residuals[c];
   }
   if (now - tr->last_check < INTERRUPT_INTERVAL) return 0;
   tr->last_check = now;
   return glue_interrupt_pending();
+}
+
+/* The recorded values `first`, ... of the rows filled in, as `part` says. */
+static SEXP trace_part(const glue_trace *tr, int first, const glue_trace_part *part)
+{
+  const int ncol = part_width(part);
+  SEXP out = part->columns == GLUE_TRACE_VECTOR
+                 ? Rf_allocVector(REALSXP, tr->nrows)
+                 : Rf_allocMatrix(REALSXP, tr->nrows, ncol);
+  for (int c = 0; c < ncol; c++)
+    for (int j = 0; j < tr->nrows; j++)
+      REAL(out)[j + (size_t)c * tr->nrows] =
+          tr->values[j + (size_t)(first + c) * tr->max_rows];
+  return out;
+}
+
+static SEXP trace_list(const glue_trace *tr)
+{
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, 2 + tr->nparts));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, 2 + tr->nparts));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  SEXP iter = Rf_allocVector(INTSXP, tr->nrows);
+  SET_VECTOR_ELT(out, 0, iter);
+  SEXP time = Rf_allocVector(REALSXP, tr->nrows);
+  SET_VECTOR_ELT(out, 1, time);
+  for (int j = 0; j < tr->nrows; j++) {
+    INTEGER(iter)[j] = tr->iteration[j];
+    REAL(time)[j] = tr->seconds[j];
+  }
+  SET_STRING_ELT(names, 0, Rf_mkChar("iteration"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("seconds"));
+  for (int m = 0, first = 0; m < tr->nparts; m++) {
+    SET_STRING_ELT(names, 2 + m, Rf_mkChar(tr->parts[m].name));
+    SET_VECTOR_ELT(out, 2 + m, trace_part(tr, first, &tr->parts[m]));
+    first += part_width(&tr->parts[m]);
+  }
+  UNPROTECT(2);
+  return out;
 }
 
 SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
@@ -110,34 +260,19 @@ SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
 {
   threads_release();
   PROTECT(alpha);
-  SEXP iter = PROTECT(Rf_allocVector(INTSXP, tr->nrows));
-  SEXP time = PROTECT(Rf_allocVector(REALSXP, tr->nrows));
-  SEXP res = PROTECT(Rf_allocMatrix(REALSXP, tr->nrows, tr->nrhs));
-  for (int j = 0; j < tr->nrows; j++) {
-    INTEGER(iter)[j] = tr->iteration[j];
-    REAL(time)[j] = tr->seconds[j];
-    for (int c = 0; c < tr->nrhs; c++)
-      REAL(res)[j + (size_t)c * tr->nrows] =
-          tr->residuals[j + (size_t)c * tr->max_rows];
-  }
-  const char *names[] = {"alpha", "iterations", "status", "trace_iteration",
-                         "trace_seconds", "trace_residuals", ""};
+  const char *names[] = {"alpha", "iterations", "status", "trace", ""};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, alpha);
   SET_VECTOR_ELT(out, 1, Rf_ScalarInteger(iterations));
   SET_VECTOR_ELT(out, 2, Rf_ScalarInteger((int)status));
-  SET_VECTOR_ELT(out, 3, iter);
-  SET_VECTOR_ELT(out, 4, time);
-  SET_VECTOR_ELT(out, 5, res);
-  UNPROTECT(5);
+  SET_VECTOR_ELT(out, 3, trace_list(tr));
+  UNPROTECT(2);
   return out;
 }
 
 int glue_single(SEXP precision, points *p1, points *p2)
 {
-  if (TYPEOF(precision) != STRSXP || XLENGTH(precision) != 1)
-    Rf_error("internal error: `precision` must be a string");
-  if (strcmp(CHAR(STRING_ELT(precision, 0)), "single") != 0) return 0;
+  if (!glue_choice(precision, glue_precisions, "precision")) return 0;
   points *ps[2] = {p1, p2};
   for (int m = 0; m < 2 && ps[m]; m++) {
     const size_t len = (size_t)ps[m]->n * ps[m]->d;
@@ -186,13 +321,13 @@ kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
 }
 
 SEXP glue_square_solve(glue_square_solver solve, const void *opt, const kernel *k,
-                       points *p, const points *b, SEXP noise, SEXP control,
+                       points *p, const points *b, SEXP noise, SEXP settings,
                        int nthreads, glue_trace *tr)
 {
   int done = 0, interrupted = 0;
   const kernel_op K =
-      glue_square_operator(k, p, glue_list_get(control, "use_cache"),
-                           glue_list_get(control, "precision"), nthreads,
+      glue_square_operator(k, p, glue_list_get(settings, "use_cache"),
+                           glue_list_get(settings, "precision"), nthreads,
                            &interrupted);
   SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p->n, b->d));
   const solver_status status =

@@ -27,42 +27,96 @@ uint64_t glue_seed(SEXP seed);
 /* A double vector of exactly `len` elements. */
 const double *glue_doubles(SEXP x, R_xlen_t len, const char *what);
 
-/* Element `name` of a named list; an R error if it is missing. */
+/* Element `name` of a named list; an R error if it is missing.  The
+ * settings of a solver are such a list, made by its R function
+ * <solver>_settings() with exactly the fields of the C options struct,
+ * named as those fields. */
 SEXP glue_list_get(SEXP list, const char *name);
+
+/* Element `name` of a settings list as an int, or as a double. */
+int glue_int(SEXP list, const char *name);
+double glue_real(SEXP list, const char *name);
+
+/* opt.field from the element of `settings` named as the field itself, so
+ * that the names of the R side's <solver>_settings() are those of C. */
+#define GLUE_SET_INT(opt, settings, field) ((opt).field = glue_int((settings), #field))
+#define GLUE_SET_REAL(opt, settings, field) ((opt).field = glue_real((settings), #field))
+/* A choice passed as a string, mapped by glue_choice() with `table`. */
+#define GLUE_SET_CHOICE(opt, settings, field, table) \
+  ((opt).field = glue_choice(glue_list_get((settings), #field), (table), #field))
+#define GLUE_SET_SEED(opt, settings, field) \
+  ((opt).field = glue_seed(glue_list_get((settings), #field)))
+
+/* A choice that R passes as a string and its code in the core: one row of
+ * a table that ends with a NULL name. */
+typedef struct {
+  const char *name;
+  int code;
+} glue_code;
+
+/* The code of `value` (a string) in `table`; an internal error naming
+ * `what` when it is not there: R validates every choice before .Call. */
+int glue_choice(SEXP value, const glue_code *table, const char *what);
+
+/* The tables of glue_choice(), and those of the codes that still cross as
+ * numbers (solver statuses to R, kernel families from R's kernel_spec());
+ * C_glue_codes() reports them all, for the tests. */
+extern const glue_code glue_estimators[], glue_batch_samplings[],
+    glue_precisions[], glue_rng_streams[], glue_cabcd_algorithms[],
+    glue_cabcd_selections[], glue_recombination_methods[], glue_statuses[],
+    glue_kernel_families[];
 
 /* TRUE when the user has pressed Ctrl-C; never longjmps, so the caller can
  * free its memory and return normally. */
 int glue_interrupt_pending(void);
 
+/* How the values a trace records at each row come back to R: part `name`
+ * holds the next `columns` of them as a matrix (one column per right-hand
+ * side), or with GLUE_TRACE_VECTOR the next one as a vector. */
+typedef struct {
+  const char *name;
+  int columns;
+} glue_trace_part;
+
+#define GLUE_TRACE_VECTOR 0
+#define GLUE_TRACE_MAX_PARTS 8
+
 /* The convergence trace of an iterative solver, recorded by its callback:
- * iteration, elapsed seconds and one residual per right-hand side at each
- * iteration where the solver reports residuals (at most max_rows of them).
- * The callback also polls for Ctrl-C every INTERRUPT_INTERVAL seconds. */
+ * iteration, elapsed seconds and `nvalues` values (by default one residual
+ * per right-hand side, the part "residuals") at each iteration where the
+ * solver reports them (at most max_rows of them).  The callback also polls
+ * for Ctrl-C every INTERRUPT_INTERVAL seconds. */
 typedef struct {
   double start, last_check;
-  int nrhs, nrows, max_rows;
+  int nvalues, nrows, max_rows;
   int *iteration;
-  double *seconds, *residuals; /* residuals: max_rows x nrhs */
+  double *seconds, *values; /* values: max_rows x nvalues */
+  int nparts;
+  glue_trace_part parts[GLUE_TRACE_MAX_PARTS];
 } glue_trace;
 
 /* Storage comes from R_alloc, so it is freed even after an R error.  A run
  * that keeps a trace (max_rows > 0) is an iterative solve: its team size on
  * up to `nthreads` threads is governed (threads.h) until
  * glue_solver_result(). */
-void glue_trace_init(glue_trace *tr, int nrhs, int max_rows, int nthreads);
+void glue_trace_init(glue_trace *tr, int nvalues, int max_rows, int nthreads);
+
+/* Names the parts of the recorded values, in order, instead of the one
+ * part "residuals"; they must cover the nvalues exactly. */
+void glue_trace_name(glue_trace *tr, const glue_trace_part *parts, int nparts);
 
 /* A solver_callback over a glue_trace; each call ends a step for the
  * thread governor (a step with residuals counts as irregular). */
 int glue_trace_record(void *trace, int iteration, const double *residuals);
 
-/* The solver's result as the R side reads it:
- * list(alpha, iterations, status, trace_iteration, trace_seconds,
- *      trace_residuals). */
+/* The solver's result as the R side reads it: list(alpha, iterations,
+ * status (a solver_status code), trace = list(iteration, seconds, <parts>)). */
 SEXP glue_solver_result(SEXP alpha, int iterations, solver_status status,
                         const glue_trace *tr);
 
-/* Whether `precision` (an R string) is "single"; if so, p1 and p2 (p2 may
- * be NULL) get their float coordinates x32, in R-managed memory. */
+/* Whether `precision` ("double" or "single") is "single"; if so, p1 and
+ * p2 (p2 may be NULL) get their float coordinates x32, in R-managed
+ * memory. */
 int glue_single(SEXP precision, points *p1, points *p2);
 
 /* Gives an operator on the fly the squared norms of its points (kernel_op's
@@ -89,11 +143,11 @@ typedef solver_status (*glue_square_solver)(const kernel_op *K, const double *no
                                             int *iterations_done,
                                             solver_callback callback, void *ctx);
 
-/* Runs `solve` on K(p, p) (glue_square_operator with the control list's
+/* Runs `solve` on K(p, p) (glue_square_operator with the settings list's
  * use_cache and precision) for the right-hand sides b and returns
  * glue_solver_result's list, its trace recorded in tr. */
 SEXP glue_square_solve(glue_square_solver solve, const void *opt, const kernel *k,
-                       points *p, const points *b, SEXP noise, SEXP control,
+                       points *p, const points *b, SEXP noise, SEXP settings,
                        int nthreads, glue_trace *tr);
 
 #endif

@@ -11,18 +11,18 @@ SEXP C_rff_draw(SEXP, SEXP, SEXP, SEXP);
 SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_rng_normal(SEXP, SEXP, SEXP);
 SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP,
-                 SEXP);
+SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_cg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kmeans(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_svgp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_openmp_info(void);
 SEXP C_recombine(SEXP, SEXP, SEXP, SEXP);
-SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_glue_codes(void);
 
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 
@@ -33,17 +33,18 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_rff_matmul, 6),
   CALLDEF(C_rng_normal, 3),
   CALLDEF(C_chol_solve, 5),
-  CALLDEF(C_sdd_solve, 11),
+  CALLDEF(C_sdd_solve, 6),
   CALLDEF(C_cg_solve, 6),
   CALLDEF(C_pivchol, 8),
-  CALLDEF(C_dsg_solve, 9),
+  CALLDEF(C_dsg_solve, 6),
   CALLDEF(C_dsg_matmul, 7),
   CALLDEF(C_mll, 6),
   CALLDEF(C_kmeans, 5),
   CALLDEF(C_svgp_fit, 7),
   CALLDEF(C_openmp_info, 0),
   CALLDEF(C_recombine, 4),
-  CALLDEF(C_cabcd_solve, 10),
+  CALLDEF(C_cabcd_solve, 9),
+  CALLDEF(C_glue_codes, 0),
   {NULL, NULL, 0}
 };
 

@@ -1,6 +1,5 @@
 /* .Call entry points for random features and counter-based normal draws. */
 #include <math.h>
-#include <string.h>
 #include "glue.h"
 #include "rff.h"
 #include "rng.h"
@@ -37,11 +36,7 @@ SEXP C_rff_matmul(SEXP omega, SEXP phase, SEXP variance, SEXP x, SEXP W,
 
 SEXP C_rng_normal(SEXP seed, SEXP stream, SEXP len)
 {
-  const char *s = CHAR(STRING_ELT(stream, 0));
-  rng_stream st;
-  if (strcmp(s, "weights") == 0) st = RNG_STREAM_WEIGHTS;
-  else if (strcmp(s, "noise") == 0) st = RNG_STREAM_NOISE;
-  else Rf_error("internal error: unknown random stream '%s'", s);
+  const rng_stream st = (rng_stream)glue_choice(stream, glue_rng_streams, "stream");
   const double n = Rf_asReal(len);
   SEXP out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)n));
   rng_normal_fill(glue_seed(seed), st, 0, (size_t)n, REAL(out));

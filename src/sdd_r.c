@@ -39,9 +39,10 @@ static solver_status sdd_solve_any(const kernel_op *K, const double *noise,
   return sdd_solve(K, noise, rhs, nrhs, opt, alpha, done, cb, ctx);
 }
 
-SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
-                 SEXP step_size, SEXP clip, SEXP control, SEXP metrics,
-                 SEXP seed, SEXP threads)
+/* `settings`: the fields of sdd_options, made by R's sdd_settings(), and
+ * the operator's use_cache and precision. */
+SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
+                 SEXP threads)
 {
   const kernel k = glue_kernel(spec);
   points p = glue_points(x, "x");
@@ -49,37 +50,41 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rhs_reg,
   if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
   sdd_options opt;
   memset(&opt, 0, sizeof opt);
-  opt.iterations = Rf_asInteger(glue_list_get(control, "iterations"));
-  opt.batch_size = Rf_asInteger(glue_list_get(control, "batch_size"));
-  opt.batch_sampling =
-      (sdd_batch_sampling)Rf_asInteger(glue_list_get(control, "batch_code"));
-  const int estimator = Rf_asInteger(glue_list_get(control, "estimator_code"));
-  if (estimator < SDD_DUAL_COORDINATES || estimator > SDD_PRIMAL_SGD)
-    Rf_error("internal error: unknown gradient estimator");
-  opt.estimator = (sdd_estimator)estimator;
-  opt.features = Rf_asInteger(glue_list_get(control, "step_features"));
-  if (opt.features < 1) Rf_error("internal error: step_features must be >= 1");
+  GLUE_SET_INT(opt, settings, iterations);
+  GLUE_SET_INT(opt, settings, batch_size);
+  GLUE_SET_CHOICE(opt, settings, batch_sampling, glue_batch_samplings);
+  GLUE_SET_CHOICE(opt, settings, estimator, glue_estimators);
+  GLUE_SET_INT(opt, settings, features);
+  if (opt.features < 1) Rf_error("internal error: features must be >= 1");
+  SEXP rhs_reg = glue_list_get(settings, "rhs_reg"), clip = glue_list_get(settings, "clip");
   if (!Rf_isNull(rhs_reg)) opt.rhs_reg = glue_doubles(rhs_reg, XLENGTH(rhs), "rhs_reg");
-  opt.step_size = glue_doubles(step_size, b.d, "step_size");
+  opt.step_size = glue_doubles(glue_list_get(settings, "step_size"), b.d, "step_size");
   if (!Rf_isNull(clip)) opt.clip = glue_doubles(clip, b.d, "clip");
-  opt.momentum = Rf_asReal(glue_list_get(control, "momentum"));
-  opt.averaging_rate = Rf_asReal(glue_list_get(control, "averaging_rate"));
-  opt.averaging_start = Rf_asInteger(glue_list_get(control, "averaging_start"));
-  opt.check_every = Rf_asInteger(glue_list_get(control, "check_every"));
-  opt.probe_size = Rf_asInteger(glue_list_get(control, "probe_size"));
-  opt.tolerance = Rf_asReal(glue_list_get(control, "tolerance"));
-  opt.time_limit = Rf_asReal(glue_list_get(control, "time_limit"));
-  opt.seed = glue_seed(seed);
+  GLUE_SET_REAL(opt, settings, momentum);
+  GLUE_SET_REAL(opt, settings, averaging_rate);
+  GLUE_SET_INT(opt, settings, averaging_start);
+  GLUE_SET_INT(opt, settings, check_every);
+  GLUE_SET_INT(opt, settings, probe_size);
+  GLUE_SET_REAL(opt, settings, tolerance);
+  GLUE_SET_REAL(opt, settings, time_limit);
+  GLUE_SET_SEED(opt, settings, seed);
   opt.nthreads = glue_threads(threads);
   points test_x;
   kernel_op test;
-  opt.metrics = glue_metrics(metrics, &k, &p, &test_x, &test);
+  opt.metrics = glue_metrics(glue_list_get(settings, "metrics"), &k, &p, &test_x, &test);
 
+  /* The values of each trace row in the order of SDD_TRACE_VALUES (sdd.h). */
+  const glue_trace_part parts[] = {{"residuals", b.d},
+                                   {"knorm_error", GLUE_TRACE_VECTOR},
+                                   {"k2norm_error", GLUE_TRACE_VECTOR},
+                                   {"test_rmse", GLUE_TRACE_VECTOR},
+                                   {"metric_seconds", GLUE_TRACE_VECTOR}};
   glue_trace tr;
   glue_trace_init(&tr, SDD_TRACE_VALUES(b.d),
                   opt.iterations / opt.check_every + 1 + opt.metrics.n_at,
                   opt.nthreads);
+  glue_trace_name(&tr, parts, (int)(sizeof parts / sizeof parts[0]));
 
-  return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, control,
+  return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, settings,
                            opt.nthreads, &tr);
 }

@@ -41,25 +41,30 @@ SEXP C_kmeans(SEXP x, SEXP m_, SEXP iterations, SEXP seed, SEXP threads)
   return out;
 }
 
-SEXP C_svgp_fit(SEXP x, SEXP spec, SEXP noise, SEXP y, SEXP z, SEXP control,
+/* `settings`: svgp_problem's jitter and svgp_fit()'s iterations and
+ * learning_rate, made by R's svgp_settings(). */
+SEXP C_svgp_fit(SEXP x, SEXP spec, SEXP noise, SEXP y, SEXP z, SEXP settings,
                 SEXP threads)
 {
   const kernel k = glue_kernel(spec);
   const points p = glue_points(x, "x"), zin = glue_points(z, "z");
   if (zin.d != p.d) Rf_error("internal error: inducing points of the wrong dimension");
   const int m = zin.n;
-  const int iterations = Rf_asInteger(glue_list_get(control, "optimize_inducing"));
+  const int iterations = glue_int(settings, "iterations");
 
   /* Not governed: an iteration is a few large matrix products, and line
-   * searches make iterations unequal. */
+   * searches make iterations unequal.  The callback's one value is the
+   * ELBO. */
+  const glue_trace_part elbo = {"elbo", GLUE_TRACE_VECTOR};
   glue_trace tr;
   glue_trace_init(&tr, 1, iterations + 1, 1);
+  glue_trace_name(&tr, &elbo, 1);
   svgp_problem prob;
   prob.k = &k;
   prob.x = &p;
   prob.noise = glue_doubles(noise, p.n, "noise");
   prob.y = glue_doubles(y, p.n, "y");
-  prob.jitter = Rf_asReal(glue_list_get(control, "jitter"));
+  GLUE_SET_REAL(prob, settings, jitter);
   prob.nthreads = glue_threads(threads);
   prob.callback = glue_trace_record;
   prob.ctx = &tr;
@@ -72,7 +77,7 @@ SEXP C_svgp_fit(SEXP x, SEXP spec, SEXP noise, SEXP y, SEXP z, SEXP control,
   int done = 0;
   const solver_status status =
       svgp_fit(&prob, REAL(zout), m, iterations,
-               Rf_asReal(glue_list_get(control, "learning_rate")), &res, &done);
+               glue_real(settings, "learning_rate"), &res, &done);
 
   const char *names[] = {"result", "inducing", "chol_kmm", "chol_b", "elbo",
                          "not_positive_definite", ""};

@@ -41,8 +41,7 @@ col_rel_err <- function(a, b) apply(abs(a - b), 2L, max) / apply(abs(b), 2L, max
 
 recombine <- function(x, mu, method = c("randomized", "deterministic"), seed = c(1, 2)) {
   method <- match.arg(method)
-  .Call(sddgp:::C_recombine, x, mu, match(method, c("randomized", "deterministic")),
-        as.numeric(seed))
+  .Call(sddgp:::C_recombine, x, mu, method, as.numeric(seed))
 }
 
 test_that("cabcd_control() has the documented defaults", {
@@ -58,12 +57,17 @@ test_that("cabcd_control() has the documented defaults", {
   expect_identical(ctl$iterations, 200L)
   expect_equal(ctl$tolerance, 1e-4)
   expect_identical(ctl$features, 2000L)
-  r <- sddgp:::resolve_cabcd_control(ctl)
-  expect_equal(c(r$algorithm_code, r$selection_code, r$step, r$batch_size), c(1, 1, 1, 256))
-  r2 <- sddgp:::resolve_cabcd_control(cabcd_control(algorithm = "adam", selection = "random"))
-  expect_equal(c(r2$algorithm_code, r2$selection_code, r2$step), c(3, 2, 0.01))
-  r3 <- sddgp:::resolve_cabcd_control(cabcd_control(algorithm = "bcd", step_size = 0.3))
-  expect_equal(c(r3$algorithm_code, r3$step), c(2, 0.3))
+  # The settings handed to C, with the codes C gives their choices.
+  codes <- .Call(sddgp:::C_glue_codes)
+  code <- function(r) c(codes$algorithm[[r$algorithm]], codes$selection[[r$selection]])
+  r <- sddgp:::cabcd_settings(ctl)
+  expect_equal(c(code(r), r$step_size, r$batch_size), c(1, 1, 1, 256))
+  r2 <- sddgp:::cabcd_settings(cabcd_control(algorithm = "adam", selection = "random"))
+  expect_equal(c(code(r2), r2$step_size), c(3, 2, 0.01))
+  r3 <- sddgp:::cabcd_settings(cabcd_control(algorithm = "bcd", step_size = 0.3))
+  expect_equal(c(code(r3)[1], r3$step_size), c(2, 0.3))
+  expect_named(r, c("algorithm", "selection", "block_size", "step_size", "momentum",
+                    "max_inner", "iterations", "batch_size", "tolerance", "seed"))
   expect_output(print(ctl), "Settings of solver \"cabcd\" \\(Caratheodory block")
   expect_output(print(ctl), "step_size +auto")
 })

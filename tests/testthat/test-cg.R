@@ -7,7 +7,7 @@
 cg_raw <- function(problem, control, threads = 2L) {
   .Call(sddgp:::C_cg_solve, problem$xs, sddgp:::kernel_spec(problem$kernel),
         problem$noise, problem$rhs,
-        sddgp:::resolve_cg_control(control, nrow(problem$x)), threads)
+        sddgp:::cg_settings(control, nrow(problem$x)), threads)
 }
 
 # Greedy pivoted Cholesky of a dense matrix A, straight from the definition:
@@ -99,16 +99,21 @@ test_that("every cg_control() argument is validated with a classed error", {
                class = "sddgp_error_argument", regexp = "use sdd_control\\(\\)")
 })
 
-test_that("resolve_cg_control() caps the rank at n and encodes 'none' as rank 0", {
-  r <- sddgp:::resolve_cg_control(cg_control(rank = 500), n = 300)
+test_that("cg_settings() caps the rank at n and encodes 'none' as rank 0", {
+  r <- sddgp:::cg_settings(cg_control(rank = 500), n = 300)
   expect_identical(r$rank, 300L)
   expect_true(r$use_cache)
-  expect_identical(sddgp:::resolve_cg_control(cg_control(), n = 300)$rank, 100L)
-  expect_identical(sddgp:::resolve_cg_control(cg_control(preconditioner = "none"), 300)$rank, 0L)
+  expect_identical(sddgp:::cg_settings(cg_control(), n = 300)$rank, 100L)
+  expect_identical(sddgp:::cg_settings(cg_control(preconditioner = "none"), 300)$rank, 0L)
   # The cache budget is 8 n^2 bytes, as for SDD.
-  expect_true(sddgp:::resolve_cg_control(cg_control(cache_limit = 8e4), 100)$use_cache)
-  expect_false(sddgp:::resolve_cg_control(cg_control(cache_limit = 8e4 - 1), 100)$use_cache)
-  expect_false(sddgp:::resolve_cg_control(cg_control(cache = "never"), 100)$use_cache)
+  expect_true(sddgp:::cg_settings(cg_control(cache_limit = 8e4), 100)$use_cache)
+  expect_false(sddgp:::cg_settings(cg_control(cache_limit = 8e4 - 1), 100)$use_cache)
+  expect_false(sddgp:::cg_settings(cg_control(cache = "never"), 100)$use_cache)
+})
+
+test_that("cg_settings() holds exactly the fields of cg_options that R sets and the operator's", {
+  expect_named(sddgp:::cg_settings(cg_control(), 100),
+               c("tolerance", "max_iterations", "rank", "jitter", "use_cache", "precision"))
 })
 
 test_that("the full-rank pivoted Cholesky factor reproduces K + jitter I", {
@@ -235,7 +240,7 @@ test_that("each column stops on its own and every final residual meets the toler
   problem <- test_problem(d$x, ker, noise, rhs)
   res <- cg_raw(problem, cg_control(tolerance = tol, preconditioner = "none"))
   expect_equal(res$status, 1L)
-  r <- res$trace_residuals
+  r <- res$trace$residuals
   expect_equal(nrow(r), res$iterations)
   # The easy column converged at iteration 1 and was frozen from then on;
   # the others needed many more iterations.

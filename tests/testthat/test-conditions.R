@@ -19,53 +19,6 @@ test_that("sddgp errors carry their classes, the argument and the message", {
   expect_equal(caught, "y")
 })
 
-test_that("check_number() enforces type, finiteness, integrality and bounds", {
-  cn <- sddgp:::check_number
-  expect_invisible(cn(3, "a"))
-  expect_identical(cn(3, "a"), 3)
-  for (bad in list("1", NA, NaN, Inf, -Inf, c(1, 2), numeric(0), NULL, TRUE)) {
-    expect_error(cn(bad, "a"), class = "sddgp_error_argument",
-                 regexp = "`a` must be a single finite number")
-  }
-  expect_error(cn(1.5, "a", integer = TRUE), class = "sddgp_error_argument",
-               regexp = "`a` must be a whole number, not 1.5")
-  expect_error(cn(0, "a", lower = 0, lower_open = TRUE), class = "sddgp_error_argument",
-               regexp = "`a` must lie in \\(0, Inf\\], not 0")
-  expect_error(cn(2, "a", lower = 0, upper = 1), class = "sddgp_error_argument",
-               regexp = "`a` must lie in \\[0, 1\\], not 2")
-  expect_error(cn(1, "a", upper = 1, upper_open = TRUE), class = "sddgp_error_argument",
-               regexp = "`a` must lie in \\[-Inf, 1\\), not 1")
-  expect_silent(cn(0, "a", lower = 0))
-  expect_silent(cn(1, "a", upper = 1))
-  expect_silent(cn(2L, "a", integer = TRUE))
-})
-
-test_that("check_choice() lists the valid choices", {
-  cc <- sddgp:::check_choice
-  expect_identical(cc("b", "opt", c("a", "b")), "b")
-  expect_error(cc("z", "opt", c("a", "b")), class = "sddgp_error_argument",
-               regexp = "`opt` must be one of \"a\", \"b\", not \"z\"")
-  expect_error(cc(1, "opt", c("a", "b")), class = "sddgp_error_argument",
-               regexp = "not that value")
-  expect_error(cc(c("a", "b"), "opt", c("a", "b")), class = "sddgp_error_argument")
-  expect_error(cc(NA_character_, "opt", c("a", "b")), class = "sddgp_error_argument")
-})
-
-test_that("check_positive_vector() and check_flag() name the argument", {
-  cp <- sddgp:::check_positive_vector
-  expect_silent(cp(c(1, 2), "v"))
-  expect_error(cp(character(0), "v"), class = "sddgp_error_argument",
-               regexp = "`v` must be a non-empty numeric vector")
-  expect_error(cp(c(1, NaN), "v"), class = "sddgp_error_argument",
-               regexp = "`v` must not contain NA")
-  expect_error(cp(c(3, 0, -1), "v"), class = "sddgp_error_argument",
-               regexp = "`v` must be positive; element 2 is 0")
-  cf <- sddgp:::check_flag
-  expect_identical(cf(TRUE, "f"), TRUE)
-  expect_error(cf(NA, "f"), class = "sddgp_error_argument", regexp = "`f` must be TRUE or FALSE")
-  expect_error(cf(0, "f"), class = "sddgp_error_argument")
-})
-
 test_that("sddgp warnings carry their classes, the message and extra fields", {
   w <- tryCatch(sddgp:::sddgp_warn("careful", class = "sddgp_warning_custom", value = 2),
                 warning = identity)

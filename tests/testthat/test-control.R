@@ -40,15 +40,6 @@ test_that("the solver comes from `solver`, else from `control`, else from n", {
                regexp = "`solver` must be one of")
 })
 
-test_that("choose_one() takes the first of the default choices and validates the rest", {
-  ch <- c("a", "b")
-  expect_equal(sddgp:::choose_one(ch, "arg", ch), "a")
-  expect_equal(sddgp:::choose_one("b", "arg", ch), "b")
-  expect_error(sddgp:::choose_one(c("b", "a"), "arg", ch), class = "sddgp_error_argument",
-               regexp = "`arg` must be one of \"a\", \"b\"")
-  expect_error(sddgp:::choose_one("c", "arg", ch), regexp = "not \"c\"")
-})
-
 test_that("the kernel is cached when its n^2 entries fit the budget", {
   ctl <- function(cache, limit, precision = "double") {
     list(cache = cache, cache_limit = limit, precision = precision)

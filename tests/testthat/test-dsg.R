@@ -40,6 +40,14 @@ test_that("dsg_control() has documented defaults and keeps its settings", {
   expect_output(print(dsg_control()), "step_size +auto")
 })
 
+test_that("dsg_settings() holds exactly the fields of dsg_options and of its basis", {
+  s <- sddgp:::dsg_settings(dsg_control(block_size = 16), 0.3, c(1, 2))
+  expect_named(s, c("iterations", "batch_size", "step_size", "step_decay", "check_every",
+                    "probe_size", "seed", "block", "feature_seed"))
+  expect_identical(s[c("step_size", "block")], list(step_size = 0.3, block = 16L))
+  expect_identical(s$feature_seed, c(1, 2))
+})
+
 test_that("every dsg_control() argument is validated with a classed error", {
   bad <- list(
     iterations = list(0, -1, 2.5, NA, "100", Inf, c(1, 2)),

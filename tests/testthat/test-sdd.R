@@ -1,6 +1,7 @@
 # Stochastic dual descent: sdd_control() (defaults, validation of every
-# argument, the settings handed to C), step sizes, exactness against the
-# Cholesky solve, stopping rules, divergence and interrupts.
+# argument), exactness against the Cholesky solve, stopping rules,
+# divergence and the halving of the step size, and interrupts.  The
+# settings handed to C: test-sdd_loop.R; the step size: test-step_size.R.
 
 test_that("sdd_control() has the paper's defaults", {
   ctl <- sdd_control()
@@ -77,35 +78,6 @@ test_that("every sdd_control() argument is validated with a classed error", {
   expect_error(sdd_control(steps = 10), "unused argument")
 })
 
-test_that("resolve_sdd_control() caps sizes and fills in data-dependent settings", {
-  r <- sddgp:::resolve_sdd_control(sdd_control(iterations = 400), n = 300)
-  expect_equal(r$batch_size, 300)
-  expect_equal(r$probe_size, 256L)
-  expect_equal(r$averaging_rate, 100 / 400)
-  expect_equal(r$batch_code, 1L)
-  expect_true(r$use_cache)  # 300^2 doubles are well under 2e9 bytes
-  r2 <- sddgp:::resolve_sdd_control(sdd_control(iterations = 50, probe_size = 500,
-                                                batch_sampling = "permutation"), n = 100)
-  expect_equal(r2$averaging_rate, 1)  # 100 / 50 capped at 1
-  expect_equal(r2$probe_size, 100)
-  expect_equal(r2$batch_code, 2L)
-  r3 <- sddgp:::resolve_sdd_control(sdd_control(averaging = "none", averaging_rate = 0.1), 10)
-  expect_equal(r3$averaging_rate, 1)
-  r4 <- sddgp:::resolve_sdd_control(sdd_control(averaging_rate = 0.3), 10)
-  expect_equal(r4$averaging_rate, 0.3)
-  # The cache budget: 8 n^2 bytes.
-  expect_true(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 8e4), 100)$use_cache)
-  expect_false(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 8e4 - 1), 100)$use_cache)
-  expect_false(sddgp:::resolve_sdd_control(sdd_control(cache = "never"), 100)$use_cache)
-  expect_true(sddgp:::resolve_sdd_control(sdd_control(cache = "always", cache_limit = 0),
-                                          100)$use_cache)
-  # In single precision 4 n^2 bytes.
-  expect_true(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 4e4,
-                                                      precision = "single"), 100)$use_cache)
-  expect_false(sddgp:::resolve_sdd_control(sdd_control(cache_limit = 4e4 - 1,
-                                                       precision = "single"), 100)$use_cache)
-})
-
 test_that("precision = \"single\" solves to float accuracy, identically cached or not", {
   d <- make_data(400, d = 3, seed = 11)
   ker <- matern(3 / 2, lengthscale = c(0.4, 0.6, 0.8), variance = 1.3)
@@ -154,37 +126,6 @@ test_that("print() shows the settings", {
   expect_output(print(sdd_control(features = 300, cache = "never")),
                 "cache +never\n.*features +300")
   expect_output(expect_invisible(print(sdd_control())))
-})
-
-test_that("the automatic step size follows the stability limit", {
-  d <- make_data(400, 2, seed = 32)
-  ker <- matern(5/2, c(0.3, 0.5), 1.5)
-  xs <- sddgp:::scale_inputs(d$x, ker)
-  K <- ref_kernel(d$x, d$x, "matern52", c(0.3, 0.5), 1.5)
-  lmax <- max(eigen(K, symmetric = TRUE, only.values = TRUE)$values)
-  rho <- 0.9
-  # The documented rule: Nesterov momentum rho is stable while
-  # step * lambda_max(K + noise I) / n < 2 (1 + rho) / (1 + 2 rho) (1.36 at
-  # 0.9). With a full batch on this dense kernel matrix the eigenvalue
-  # decides; n <= 1000, so no subsampling, and power iteration stops at a
-  # relative change of 1e-4 per step.
-  eigen_limit <- 2 * (1 + rho) / (1 + 2 * rho) / (lmax / 400 + 0.1 / 400)
-  lim_full <- sddgp:::sdd_step_limit(xs, ker, 0.1, rho, 400, threads = 2)
-  expect_equal(lim_full, eigen_limit, tolerance = 1e-2)
-  # Smaller batches can only lower the limit.
-  lim64 <- sddgp:::sdd_step_limit(xs, ker, 0.1, rho, 64, threads = 2)
-  expect_lte(lim64, lim_full)
-  expect_gt(lim64, 0)
-
-  st <- sddgp:::sdd_step_sizes(sdd_control(batch_size = 64, step_fraction = 0.5),
-                               xs, ker, 0.1, 2)
-  expect_equal(st[["mean"]], 0.5 * lim64)
-  expect_equal(st[["samples"]], st[["mean"]])
-  st2 <- sddgp:::sdd_step_sizes(sdd_control(step_size = 3, step_size_samples = 2),
-                                xs, ker, 0.1, 2)
-  expect_identical(st2, c(mean = 3, samples = 2))
-  st3 <- sddgp:::sdd_step_sizes(sdd_control(step_size = 3), xs, ker, 0.1, 2)
-  expect_identical(st3, c(mean = 3, samples = 3))
 })
 
 test_that("a user step size is used as given", {
@@ -373,28 +314,6 @@ test_that("Ctrl-C stops a long SDD fit promptly and leaves R usable", {
                           signal_in = "run_sdd_loop")
 })
 
-test_that("the automatic step size is stable when the kernel matrix is nearly diagonal", {
-  # Length scales far below the spacing of the points: K is close to
-  # (variance) I, the batch term of the stability limit decides the step size,
-  # and each coordinate is only hit now and then.
-  cases <- list(list(n = 300, d = 3, ls = 0.05, batch = 512, tol = 1e-6),
-                list(n = 50, d = 2, ls = 0.01, batch = 512, tol = 1e-6),
-                # Batches of 64 of 1000: converging, if slowly.
-                list(n = 1000, d = 3, ls = 0.1, batch = 64, tol = 0.1))
-  for (cs in cases) {
-    d <- make_data(cs$n, cs$d, seed = 3)
-    ref <- ref_posterior(d$x, d$y, family = "matern32", lengthscale = cs$ls,
-                         variance = 1, noise = 0.1)
-    withr::local_seed(1)
-    withr::local_options(sddgp.threads = 1)  # many tiny steps, as above
-    expect_no_error(
-      fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, cs$ls, 1), noise = 0.1,
-                    standardize = FALSE,
-                    control = sdd_control(iterations = 1000, batch_size = cs$batch)))
-    expect_lt(max_rel_err(fit$alpha, ref$alpha), cs$tol)
-  }
-})
-
 test_that("sdd_control() takes the ablation and trace settings", {
   ctl <- sdd_control()
   expect_equal(ctl$objective, "dual")
@@ -478,38 +397,6 @@ test_that("unsupported ablation settings and bad trace settings give classed err
                class = "sddgp_error_argument", regexp = "`test_y` must be a numeric vector of 2")
   expect_error(sdd_control(test_x = matrix(1:4, 2), test_y = c(1, NA)),
                class = "sddgp_error_argument", regexp = "`test_y`")
-})
-
-test_that("resolve_sdd_control() maps the estimators and averaging to the C codes", {
-  code <- function(...) sddgp:::resolve_sdd_control(sdd_control(step_size = 1, ...),
-                                                    n = 100)$estimator_code
-  expect_identical(code(), 0L)
-  expect_identical(code(estimator = "features"), 1L)
-  expect_identical(code(estimator = "coordinates_kalpha"), 2L)
-  expect_identical(code(objective = "primal", batch_size = 99), 4L)  # SGD
-  expect_identical(code(objective = "primal", batch_size = 100), 3L) # full batch
-  r <- sddgp:::resolve_sdd_control(sdd_control(averaging = "arithmetic",
-                                               averaging_rate = 0.5), 10)
-  expect_identical(r$averaging_start, 1L)
-  expect_equal(r$averaging_rate, 1)
-  r2 <- sddgp:::resolve_sdd_control(sdd_control(averaging = "arithmetic",
-                                                averaging_start = 30), 10)
-  expect_identical(r2$averaging_start, 30L)
-  expect_identical(sddgp:::resolve_sdd_control(sdd_control(averaging_start = 30), 10)$
-                     averaging_start, 0L)  # only arithmetic averaging uses it
-  expect_identical(sddgp:::resolve_sdd_control(sdd_control(estimator_features = 7),
-                                               10)$step_features, 7L)
-})
-
-test_that("print() summarises the trace settings in one line", {
-  ctl <- sdd_control(reference = c(0.5, 1, 2), trace_every = 10,
-                     test_x = matrix(0, 5, 2), test_y = 1:5)
-  expect_output(print(ctl), paste0(
-    "trace +K-norm errors to 3 reference weights, test RMSE on 5 points at 1000",
-    " iterations \\(10, 20, \\.\\.\\., 10000\\)\n"))
-  expect_output(print(sdd_control(iterations = 30, trace_at = 30, reference = 1)),
-                "trace +K-norm errors to 1 reference weights at 1 iteration \\(30\\)")
-  expect_output(print(sdd_control()), "trace +none\n")
 })
 
 test_that("a batch of all the data is the exact gradient for either sampling", {

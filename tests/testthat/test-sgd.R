@@ -2,8 +2,8 @@
 # paper's ablations, which all run in SDD's loop (src/sdd.c): R
 # re-implementations of the deterministic recursions, the documented
 # single-step formulas of the stochastic estimators, convergence to dense
-# solves, the trace metrics, predict()/simulate(), thread-count determinism
-# and classed errors.
+# solves, predict()/simulate(), thread-count determinism and classed
+# errors.  The loop's trace metrics: test-sdd_loop.R.
 
 # 60 points on a jittered grid two length scales apart: K is well
 # conditioned, so even the primal objective (condition number that of
@@ -286,66 +286,6 @@ test_that("clipping caps the mean's gradient only, and a tiny cap slows converge
   expect_lt(max_rel_err(free[, 1], exact[, 1]), 1e-6)
   expect_gt(max_rel_err(capped[, 1], exact[, 1]), 0.1)
   expect_lt(sqrt(sum(capped[, 1]^2)), 300 * 5 * 1e-4 / (1 - 0.9))
-})
-
-test_that("the trace metrics equal the values computed from the returned weights", {
-  d <- make_data(150, 2, seed = 9)
-  xt <- make_inputs(40, 2, seed = 10)
-  yt <- sin(3 * xt[, 1]) + xt[, 2]^2 - 0.5 * xt[, 2]
-  ker <- matern(5/2, c(0.4, 0.6), 1.2)
-  ref <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = "cholesky")$alpha
-  withr::local_seed(11)
-  fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, control = sdd_control(
-    iterations = 120, batch_size = 32, check_every = 50, trace_at = c(10, 60, 120),
-    reference = ref, test_x = xt, test_y = yt))
-  tr <- fit$trace
-  expect_named(tr, c("iteration", "seconds", "residual", "residual_samples",
-                     "knorm_error", "k2norm_error", "test_rmse"))
-  # Residual probes at 50, 100 and 120; metrics at 10, 60 and 120.
-  expect_equal(tr$iteration, c(10L, 50L, 60L, 100L, 120L))
-  expect_equal(is.na(tr$residual), c(TRUE, FALSE, TRUE, FALSE, FALSE))
-  expect_equal(is.na(tr$knorm_error), c(FALSE, TRUE, FALSE, TRUE, FALSE))
-  expect_equal(is.na(tr$test_rmse), is.na(tr$knorm_error))
-  expect_true(all(diff(tr$seconds) >= 0))
-  # The last row from the returned weights, in base R: the fit's units are
-  # the standardised ones (inputs and targets).
-  K <- ref_kernel(fit$x, fit$x, "matern52", c(0.4, 0.6), 1.2)
-  e <- fit$alpha - ref
-  sc <- fit$scaling
-  xts <- sweep(sweep(xt, 2, sc$x_center), 2, sc$x_scale, "/")
-  pred <- ref_kernel(xts, fit$x, "matern52", c(0.4, 0.6), 1.2) %*% fit$alpha
-  last <- tr[5, ]
-  expect_equal(last$knorm_error, drop(t(e) %*% K %*% e), tolerance = 1e-10)
-  expect_equal(last$k2norm_error, sum((K %*% e)^2), tolerance = 1e-10)
-  expect_equal(last$test_rmse, sqrt(mean(((yt - sc$y_center) / sc$y_scale - pred)^2)),
-               tolerance = 1e-10)
-  # The RMSE is in standardised units: the fit's own predictions agree.
-  expect_equal(last$test_rmse, sqrt(mean((yt - predict(fit, xt))^2)) / sc$y_scale,
-               tolerance = 1e-10)
-  # SDD converges, so the errors fall.
-  expect_lt(tr$knorm_error[5], tr$knorm_error[1] / 10)
-
-  # By default every check_every iterations and the last; SGD traces too.
-  withr::local_seed(12)
-  f2 <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, control = sgd_control(
-    iterations = 130, check_every = 50, reference = ref, step_size = 0.2))
-  expect_equal(f2$trace$iteration, c(50L, 100L, 130L))
-  expect_true(all(!is.na(f2$trace$knorm_error)))
-  expect_null(f2$trace$test_rmse)
-  # simulate() with a seed draws samples only: nothing to trace there.
-  expect_no_error(simulate(f2, nsim = 1, seed = 1))
-})
-
-test_that("trace operands that do not fit the data give classed errors", {
-  d <- make_data(50, 2, seed = 13)
-  ker <- matern(3/2, 0.5, 1)
-  expect_error(gp_sdd(d$x, d$y, kernel = ker, noise = 0.1,
-                      control = sdd_control(iterations = 10, reference = rep(0, 49))),
-               class = "sddgp_error_argument", regexp = "`reference` has 49 weights.*50 points")
-  expect_error(gp_sdd(d$x, d$y, kernel = ker, noise = 0.1,
-                      control = sgd_control(iterations = 10, test_x = matrix(0, 3, 3),
-                                            test_y = 1:3)),
-               class = "sddgp_error_argument", regexp = "`test_x` has 3 columns.*2 inputs")
 })
 
 test_that("results do not depend on the number of threads", {

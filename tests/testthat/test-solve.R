@@ -1,5 +1,5 @@
-# The solver machinery shared by all solvers (problems, statuses, traces)
-# and the exact solver.
+# The solver machinery shared by all solvers: the registry, problems,
+# statuses, the code tables shared with C and the convergence warning.
 
 test_that("run_solver() solves many right-hand sides at once", {
   d <- make_data(300, 2, seed = 31)
@@ -56,76 +56,67 @@ test_that("new_problem() adds N(0, noise) to the prior draw for the sample syste
   expect_null(p3$f0)
 })
 
-test_that("the sample residual in the trace is the root mean square over sample systems", {
-  res <- list(trace_iteration = c(10L, 20L), trace_seconds = c(0.1, 0.2),
-              trace_residuals = rbind(c(0.5, 3, 4), c(0.25, 1, 1)))
-  tr <- sddgp:::solver_trace(res, has_mean = TRUE)
-  expect_equal(tr$residual, c(0.5, 0.25))
-  expect_equal(tr$residual_samples, c(sqrt((9 + 16) / 2), 1))
-  tr2 <- sddgp:::solver_trace(res, has_mean = FALSE)
-  expect_true(all(is.na(tr2$residual)))
-  expect_equal(tr2$residual_samples, sqrt(rowMeans(res$trace_residuals^2)))
-  tr3 <- sddgp:::solver_trace(list(trace_iteration = 5L, trace_seconds = 0,
-                                   trace_residuals = matrix(0.1, 1, 1)), TRUE)
-  expect_true(is.na(tr3$residual_samples))
-})
-
-test_that("solver_status() maps the C status codes to statuses and classed conditions", {
+test_that("decode_status() names the C status codes; raise_status() raises classed conditions", {
   res <- function(code) list(status = code, iterations = 7L)
-  expect_equal(sddgp:::solver_status(res(0L), "cg", "advice"), "iterations")
-  expect_equal(sddgp:::solver_status(res(1L), "cg", "advice"), "tolerance")
-  err <- expect_error(sddgp:::solver_status(res(2L), "cg", "Try this.", step_size = 3),
+  expect_equal(sddgp:::decode_status(res(0L)), "iterations")
+  expect_equal(sddgp:::decode_status(res(1L)), "tolerance")
+  expect_equal(sddgp:::raise_status("tolerance", "cg", 7L, "advice"), "tolerance")
+  expect_equal(sddgp:::decode_status(res(2L)), "diverged")
+  err <- expect_error(sddgp:::raise_status("diverged", "cg", 7L, "Try this.", step_size = 3),
                       class = "sddgp_error_divergence",
                       regexp = "CG diverged after 7 iterations.*Try this\\.")
   expect_equal(err$iterations, 7L)
   expect_equal(err$step_size, 3)
   # An interrupt condition, not an error: caught the way a user's
   # tryCatch(interrupt = ) would.
-  cond <- tryCatch(sddgp:::solver_status(res(3L), "cg", ""), interrupt = identity)
+  expect_equal(sddgp:::decode_status(res(3L)), "interrupted")
+  cond <- tryCatch(sddgp:::raise_status("interrupted", "cg", 7L, ""), interrupt = identity)
   expect_s3_class(cond, "sddgp_interrupt")
   expect_match(conditionMessage(cond), "CG interrupted by the user after 7 iterations")
-  expect_error(sddgp:::solver_status(res(4L), "cg", ""), class = "sddgp_error_memory")
+  expect_equal(sddgp:::decode_status(res(4L)), "out of memory")
+  expect_error(sddgp:::raise_status("out of memory", "cg", 7L, ""), class = "sddgp_error_memory")
+  expect_equal(sddgp:::decode_status(res(5L)), "time limit")
 })
 
-test_that("a singular Cholesky system gives a numerical error", {
-  x <- matrix(rep(c(0, 1), each = 30))
-  y <- rep(c(1, 2), each = 30)
-  expect_error(gp_sdd(x, y, kernel = squared_exponential(1, 1), noise = 1e-300, solver = "cholesky"),
-               class = "sddgp_error_numerical", regexp = "not\\s+numerically positive definite")
+test_that("every code table R shares with C is the one C reports", {
+  codes <- .Call(sddgp:::C_glue_codes)
+  # Codes that C returns and R decodes.
+  statuses <- sddgp:::solver_statuses
+  expect_identical(codes$status[statuses], stats::setNames(seq_along(statuses) - 1L, statuses))
+  expect_setequal(names(codes$status), statuses)
+  # Codes that R sends (kernel_spec()).
+  expect_identical(codes$kernel_family[names(sddgp:::kernel_codes)], sddgp:::kernel_codes)
+  expect_setequal(names(codes$kernel_family), names(sddgp:::kernel_codes))
+  # Choices that R sends as strings: every one R can send is in C's table.
+  choices <- function(f, arg) eval(formals(f)[[arg]])
+  estimators <- unlist(lapply(c(TRUE, FALSE), function(full) c(
+    vapply(choices(sdd_control, "estimator"), function(e)
+      sddgp:::loop_estimator("dual", e, full), ""),
+    sddgp:::loop_estimator("primal", "coordinates", full))))
+  expect_setequal(estimators, names(codes$estimator))
+  expect_setequal(choices(sdd_control, "batch_sampling"), names(codes$batch_sampling))
+  expect_setequal(choices(sdd_control, "precision"), names(codes$precision))
+  expect_setequal(choices(cabcd_control, "algorithm"), names(codes$algorithm))
+  expect_setequal(choices(cabcd_control, "selection"), names(codes$selection))
+  expect_setequal(c("weights", "noise"), names(codes$rng_stream))
+  # An unknown choice is an internal error, not a silent default.
+  ker <- matern(3/2, 1, 1)
+  expect_error(.Call(sddgp:::C_kernel_matmul, matrix(0, 2, 1), matrix(0, 2, 1),
+                     sddgp:::kernel_spec(ker), matrix(1, 2, 1), "half", 1L),
+               "internal error: unknown precision \"half\"")
+  expect_error(.Call(sddgp:::C_rng_normal, c(1, 2), "other", 3),
+               "internal error: unknown stream \"other\"")
 })
 
-test_that("the blocked Cholesky solve is LAPACK's answer, the same bits for any thread count", {
-  # 700 points: five blocks of 128 and a ragged one.
-  d <- make_data(700, 3, seed = 32)
-  ker <- matern(5/2, c(0.3, 0.4, 0.5), 1.3)
-  rhs <- cbind(d$y, withr::with_seed(3, matrix(rnorm(700 * 2), 700)))
-  noise <- rep(c(0.05, 0.2), length.out = 700)
-  a <- ref_kernel(d$x, d$x, "matern52", c(0.3, 0.4, 0.5), 1.3) + diag(noise)
-  problem <- test_problem(d$x, ker, noise, rhs)
-  one <- sddgp:::run_solver("cholesky", problem, cholesky_control(), threads = 1)
-  two <- sddgp:::run_solver("cholesky", problem, cholesky_control(), threads = 2)
-  expect_identical(one$alpha, two$alpha)
-  expect_equal(one$alpha, solve(a, rhs), tolerance = 1e-9)
-})
-
-test_that("Ctrl-C stops a long exact fit promptly and leaves R usable", {
-  skip_on_cran()
-  skip_if_not_installed("callr")
-  # The factorisation of 6000 points takes tens of seconds; it is blocked
-  # so that Ctrl-C is seen between blocks.
-  expect_prompt_interrupt(6000, 2, cholesky_control(),
-                          "Cholesky factorisation was interrupted by the user")
-  # While the kernel matrix is built: 4000 points in 1000 dimensions take
-  # several seconds before the factorisation starts.
-  expect_prompt_interrupt(4000, 1000, cholesky_control(),
-                          "Cholesky factorisation was interrupted by the user")
-})
-
-test_that("the exact solver refuses problems too large for a dense matrix", {
-  x <- matrix(0, 20001, 1)
-  expect_error(gp_sdd(x, numeric(20001), kernel = matern(3/2, 1, 1), noise = 1,
-                      solver = "cholesky"),
-               class = "sddgp_error_argument", regexp = "`solver`.*use solver = \"sdd\"")
+test_that("the registry names every solver's label, control and solve function", {
+  for (s in names(sddgp:::solver_registry())) {
+    info <- sddgp:::solver_info(s)
+    expect_type(info$label, "character")
+    expect_identical(info$control, get(paste0(s, "_control"), asNamespace("sddgp")))
+    expect_identical(info$solve, get(paste0("solve_", s), asNamespace("sddgp")))
+    expect_identical(info$control()$solver, s)
+  }
+  expect_error(sddgp:::solver_info("lbfgs"), "unknown solver")
 })
 
 test_that("new_seed() is driven by set.seed()", {
@@ -136,70 +127,6 @@ test_that("new_seed() is driven by set.seed()", {
   expect_false(identical(s1, s3))
   expect_length(s1, 2)
   expect_true(all(s1 >= 0 & s1 < 2^32 & s1 == floor(s1)))
-})
-
-test_that("a nearly singular exact solve warns, naming the condition number and the noise", {
-  # Three copies of every input with targets that differ between copies:
-  # at noise 1e-14 the posterior mean was quantised (off by 0.07) in silence.
-  d <- make_data(100, 2, seed = 76)
-  x3 <- d$x[rep(1:100, 3), ]
-  y3 <- withr::with_seed(5, sin(3 * x3[, 1]) + x3[, 2]^2 + rnorm(300, sd = 0.1))
-  ker <- matern(3/2, c(0.3, 0.6), 1)
-  w <- expect_warning(fit <- gp_sdd(x3, y3, kernel = ker, noise = 1e-14, solver = "cholesky"),
-                      class = "sddgp_warning_ill_conditioned",
-                      regexp = "condition\\s+number .*increase `noise` to at least")
-  expect_s3_class(w, c("sddgp_warning_ill_conditioned", "sddgp_warning", "warning",
-                       "condition"), exact = TRUE)
-  expect_gt(w$condition_number, 1e15)
-  # Independent truth: merged copies (mean target, weight 3) are the same
-  # posterior, well conditioned, in the same standardised units.
-  sc <- fit$scaling
-  merged <- gp_sdd(sddgp:::standardize_inputs(d$x, sc),
-                   (rowMeans(matrix(y3, 100)) - sc$y_center) / sc$y_scale,
-                   kernel = ker, noise = 1e-14, weights = rep(3, 100),
-                   solver = "cholesky", standardize = FALSE)
-  xt <- make_inputs(50, 2)
-  truth <- sc$y_center + sc$y_scale * predict(merged, sddgp:::standardize_inputs(xt, sc))
-  expect_gt(max(abs(predict(fit, xt) - truth)), 1e-4)  # what the warning is about
-  # The suggested noise is safe: no warning, and the mean is accurate again
-  # (against the merged fit at that noise).
-  expect_no_warning(safe <- gp_sdd(x3, y3, kernel = ker, noise = 1e-14 + w$jitter,
-                                   solver = "cholesky"))
-  merged_safe <- gp_sdd(sddgp:::standardize_inputs(d$x, sc),
-                        (rowMeans(matrix(y3, 100)) - sc$y_center) / sc$y_scale,
-                        kernel = ker, noise = 1e-14 + w$jitter, weights = rep(3, 100),
-                        solver = "cholesky", standardize = FALSE)
-  expect_equal(unname(predict(safe, xt)),
-               unname(sc$y_center + sc$y_scale *
-                        predict(merged_safe, sddgp:::standardize_inputs(xt, sc))),
-               tolerance = 1e-6)
-  # With weights the advice is a factor on `noise`.
-  expect_warning(gp_sdd(x3, y3, kernel = ker, noise = 1e-14, weights = rep(1:3, 100),
-                        solver = "cholesky"),
-                 class = "sddgp_warning_ill_conditioned", regexp = "multiply `noise` by at least")
-})
-
-test_that("a well-conditioned exact solve does not warn", {
-  d <- make_data(300, 2, seed = 77)
-  expect_no_warning(gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.6), 1), noise = 0.01,
-                           solver = "cholesky"))
-  expect_no_warning(gp_sdd(d$x, d$y, kernel = matern(5/2, c(0.3, 0.6), 1), noise = 1e-6,
-                           solver = "cholesky"))
-})
-
-test_that("the exact solver's condition estimate is LAPACK's, against the dense matrix", {
-  d <- make_data(150, 2, seed = 80)
-  ker <- matern(5/2, c(0.3, 0.5), 1.2)
-  for (noise in c(1e-2, 1e-9)) {
-    noise_i <- noise * withr::with_seed(6, runif(150, 0.5, 2))
-    res <- .Call(sddgp:::C_chol_solve, sddgp:::scale_inputs(d$x, ker),
-                 sddgp:::kernel_spec(ker), noise_i, matrix(d$y), 1L)
-    A <- ref_kernel(d$x, d$x, "matern52", c(0.3, 0.5), 1.2) + diag(noise_i)
-    expect_equal(res$norm, norm(A, "1"), tolerance = 1e-12)
-    exact <- 1 / (norm(A, "1") * norm(solve(A), "1"))
-    expect_equal(res$rcond, base::rcond(A, norm = "O"), tolerance = 1e-3)
-    expect_true(res$rcond >= exact / 3 && res$rcond <= 3 * exact)
-  }
 })
 
 test_that("a fit that stops far from converged warns, and print() and summary() say so", {

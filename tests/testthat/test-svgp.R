@@ -63,6 +63,11 @@ test_that("svgp_control() has documented defaults and prints them", {
   expect_identical(ctl2$features, 10L)
 })
 
+test_that("svgp_settings() holds exactly the settings C reads, named as there", {
+  s <- sddgp:::svgp_settings(svgp_control(optimize_inducing = 7, learning_rate = 0.2))
+  expect_identical(s, list(jitter = 1e-6, iterations = 7L, learning_rate = 0.2))
+})
+
 test_that("every svgp_control() argument is validated with a classed error", {
   bad <- list(
     inducing = list(0, -3, 2.5, NA, "100", Inf, c(10, 20), 2^31),

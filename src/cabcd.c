@@ -8,16 +8,16 @@
 
 /* Rows per unit of parallel work.  Sums over rows are formed per chunk and
  * the chunks added in order, so they do not depend on the thread count. */
-#define ROW_CHUNK 4096
+#define CABCD_ROW_CHUNK 4096
 /* A relative gradient norm this far above its starting value of 1 means the
  * iteration is unstable. */
-#define DIVERGENCE_GRADIENT 1e3
+#define CABCD_DIVERGENCE_GRADIENT 1e3
 /* Gauss-Southwell blocks hold this share of the gradient's 1-norm. */
-#define GS_SHARE 0.75
+#define CABCD_GS_SHARE 0.75
 #define ADAM_BETA2 0.999
 #define ADAM_EPSILON 1e-8
-/* Each system's random draws start at counter system << STREAM_SHIFT. */
-#define STREAM_SHIFT 40
+/* Each system's random draws start at counter system << CABCD_STREAM_SHIFT. */
+#define CABCD_STREAM_SHIFT 40
 
 typedef struct {
   const double *b;
@@ -56,9 +56,10 @@ static void residuals(const cabcd_problem *pr, const double *theta,
                       const double *b, double *r, int nthreads)
 {
   const int n = pr->n, m = pr->m;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
-  for (int i0 = 0; i0 < n; i0 += ROW_CHUNK) {
-    const int i1 = min_int(n, i0 + ROW_CHUNK);
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
+  for (int i0 = 0; i0 < n; i0 += CABCD_ROW_CHUNK) {
+    const int i1 = min_int(n, i0 + CABCD_ROW_CHUNK);
     for (int i = i0; i < i1; i++) r[i] = -b[i];
     for (int j = 0; j < m; j++) {
       const double t = theta[j], *col = pr->phi + (size_t)j * n;
@@ -74,7 +75,8 @@ static void gradient(const cabcd_problem *pr, const double *theta,
 {
   const int n = pr->n, m = pr->m;
   const double a = 2.0 / n, reg = 2.0 * pr->lambda / n;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
   for (int j = 0; j < m; j++) {
     const double *col = pr->phi + (size_t)j * n;
     double s = 0.0;
@@ -105,11 +107,11 @@ static void block_sweep(const cabcd_problem *pr, const int *blk, int k,
                         const double *theta, const double *r, double *X,
                         double *gb, double *Hb, double *partial, int nthreads)
 {
-  const int n = pr->n, nch = (n + ROW_CHUNK - 1) / ROW_CHUNK;
+  const int n = pr->n, nch = (n + CABCD_ROW_CHUNK - 1) / CABCD_ROW_CHUNK;
   const int stride = k + k * k;
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (nch > 1)
   for (int ch = 0; ch < nch; ch++) {
-    const int i0 = ch * ROW_CHUNK, i1 = min_int(n, i0 + ROW_CHUNK);
+    const int i0 = ch * CABCD_ROW_CHUNK, i1 = min_int(n, i0 + CABCD_ROW_CHUNK);
     double *ps = partial + (size_t)ch * stride;
     for (int l = 0; l < k; l++) {
       const double *col = pr->phi + (size_t)blk[l] * n;
@@ -148,9 +150,10 @@ static void update_residual(const cabcd_problem *pr, const int *blk, int k,
                             const double *delta, double *r, int nthreads)
 {
   const int n = pr->n;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
-  for (int i0 = 0; i0 < n; i0 += ROW_CHUNK) {
-    const int i1 = min_int(n, i0 + ROW_CHUNK);
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
+  for (int i0 = 0; i0 < n; i0 += CABCD_ROW_CHUNK) {
+    const int i1 = min_int(n, i0 + CABCD_ROW_CHUNK);
     for (int l = 0; l < k; l++) {
       const double d = delta[l], *col = pr->phi + (size_t)blk[l] * n;
       for (int i = i0; i < i1; i++) r[i] += col[i] * d;
@@ -183,7 +186,7 @@ static int select_coordinates(const double *g, int m, int s,
       total += rk[j].key;
     }
     qsort(rk, (size_t)m, sizeof(ranked_coordinate), by_key);
-    while (count < m && cum < GS_SHARE * total) cum += rk[count++].key;
+    while (count < m && cum < CABCD_GS_SHARE * total) cum += rk[count++].key;
     for (int j = 0; j < m; j++) ws->order[j] = rk[j].j;
   } else {
     count = (m + 1) / 2;
@@ -349,7 +352,8 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
                           solver_callback callback, void *ctx)
 {
   const int n = pr->n, m = pr->m, s = min_int(opt->block_size, m);
-  const int B = min_int(opt->batch_size, n), nch = (n + ROW_CHUNK - 1) / ROW_CHUNK;
+  const int B = min_int(opt->batch_size, n);
+  const int nch = (n + CABCD_ROW_CHUNK - 1) / CABCD_ROW_CHUNK;
   const int adam = opt->algorithm == CABCD_ADAM;
   /* Whether the full gradient at the end of an outer iteration is part of
    * the algorithm (see the cost accounting in cabcd.h). */
@@ -400,7 +404,8 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
   for (int i = 0; i < n; i++) ws.mu[i] = pr->weight[i] / n;
   /* The curvature scale c = max_j H_jj of the step sizes (H_jj into g,
    * which is overwritten below). */
-  #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
   for (int j = 0; j < m; j++) {
     const double *col = pr->phi + (size_t)j * n;
     double h = 0.0;
@@ -419,7 +424,7 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
     st->s2 = adam ? s2 + (size_t)c * m : NULL;
     st->r = r + (size_t)c * n;
     st->g = g + (size_t)c * m;
-    st->stream = (uint64_t)c << STREAM_SHIFT;
+    st->stream = (uint64_t)c << CABCD_STREAM_SHIFT;
     for (int i = 0; i < n; i++) st->r[i] = -st->b[i];
     gradient(pr, st->theta, st->r, st->g, opt->nthreads);
     st->g0 = norm2(st->g, m);
@@ -462,7 +467,7 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
 
     int finished = 1;
     for (int c = 0; c < nrhs; c++) {
-      if (!isfinite(rel[c]) || rel[c] > DIVERGENCE_GRADIENT) status = SOLVER_DIVERGED;
+      if (!isfinite(rel[c]) || rel[c] > CABCD_DIVERGENCE_GRADIENT) status = SOLVER_DIVERGED;
       if (rel[c] < opt->tolerance) sys[c].done = 1;
       else finished = 0;
     }

@@ -7,20 +7,20 @@
 
 /* Features regenerated per chunk of an evaluation: bounds the scratch
  * memory (chunk x (d + ncol) doubles) whatever the number of steps. */
-#define FEATURE_CHUNK 2048
+#define DSG_FEATURE_CHUNK 2048
 /* A probed residual twice its starting value of 1 (f = 0) means the
  * iteration is unstable: a stable run only decreases it, up to noise.  A
  * step slightly beyond the stability limit grows the residual slowly, so a
  * high threshold would let such runs finish and return garbage. */
-#define DIVERGENCE_RESIDUAL 2.0
+#define DSG_DIVERGENCE_RESIDUAL 2.0
 /* Feature evaluations (points x features) below which one thread does a
  * chunk: about a millisecond of work, less than waking a second thread can
  * cost on a busy machine, and DSG's early steps are all this small.  The
  * results do not depend on the choice. */
-#define PARALLEL_MIN_EVALS 32768
+#define DSG_PARALLEL_MIN_EVALS 32768
 /* The global scale of the coefficients is folded into them before it can
  * underflow (strong regularisation over many steps). */
-#define SCALE_FLOOR 1e-100
+#define DSG_SCALE_FLOOR 1e-100
 
 int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
                      const points *p, const double *A, int lda, int ncol,
@@ -31,7 +31,7 @@ int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)n);
   if (nfeat <= 0 || n == 0 || ncol == 0) return 0;
 
-  const int chunk = nfeat < FEATURE_CHUNK ? nfeat : FEATURE_CHUNK;
+  const int chunk = nfeat < DSG_FEATURE_CHUNK ? nfeat : DSG_FEATURE_CHUNK;
   double *omega = malloc(sizeof(double) * (size_t)chunk * d);
   double *phase = malloc(sizeof(double) * (size_t)chunk);
   double *W = malloc(sizeof(double) * (size_t)chunk * ncol);
@@ -42,7 +42,7 @@ int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
     goto done;
   }
   const double scale = sqrt(2.0 * b->k->variance / b->block);
-  const int nth = (double)n * chunk < PARALLEL_MIN_EVALS ? 1 : nthreads;
+  const int nth = (double)n * chunk < DSG_PARALLEL_MIN_EVALS ? 1 : nthreads;
   for (int j0 = 0; j0 < nfeat; j0 += chunk) {
     const int len = nfeat - j0 < chunk ? nfeat - j0 : chunk;
     rff_draw_range(b->k, len, d, b->seed, first + (uint64_t)j0, omega, phase,
@@ -177,11 +177,11 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
         ss += e * e;
       }
       resid[c] = sqrt(ss) / bp_norm[c];
-      if (!(resid[c] <= DIVERGENCE_RESIDUAL)) status = SOLVER_DIVERGED;
+      if (!(resid[c] <= DSG_DIVERGENCE_RESIDUAL)) status = SOLVER_DIVERGED;
     }
     if (status == SOLVER_DIVERGED) break;
 
-    if (scale < SCALE_FLOOR) {
+    if (scale < DSG_SCALE_FLOOR) {
       for (int c = 0; c < nrhs; c++)
         for (uint64_t j = 0; j < first + r; j++) alpha[j + (size_t)c * lda] *= scale;
       for (size_t i = 0; i < (size_t)P * nrhs; i++) gp[i] *= scale;

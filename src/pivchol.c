@@ -49,7 +49,7 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
     kernel_op_row_values(K, piv, col);
 
     #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
-        if ((double)n * m > 1e6)
+        if ((double)n * m > PARALLEL_MIN_WORK)
     for (int i0 = 0; i0 < n; i0 += PIVCHOL_CHUNK) {
       const int i1 = i0 + PIVCHOL_CHUNK < n ? i0 + PIVCHOL_CHUNK : n;
       for (int l = 0; l < m; l++) {

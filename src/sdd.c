@@ -8,9 +8,9 @@
 
 /* A probed residual this far above its starting value of 1 (alpha = 0)
  * means the iteration is unstable: the step size is too large. */
-#define DIVERGENCE_RESIDUAL 1e3
+#define SDD_DIVERGENCE_RESIDUAL 1e3
 /* Rows per unit of work in the dense (elementwise) part of a step. */
-#define DENSE_CHUNK 4096
+#define SDD_DENSE_CHUNK 4096
 
 void residual_probe(const kernel_op *K, const double *noise,
                     const double *rhs, const double *rhs_norm, int nrhs,
@@ -214,9 +214,9 @@ static void update(sdd_work *w, double *mom, double *alpha_bar, double r)
    * and decay m by rho ahead of the next step's gradient, which together
    * give m_t = g_t + rho m_{t-1}. */
   #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) \
-      if (n > DENSE_CHUNK)
-  for (int i0 = 0; i0 < n; i0 += DENSE_CHUNK) {
-    const int i1 = i0 + DENSE_CHUNK < n ? i0 + DENSE_CHUNK : n;
+      if (n > SDD_DENSE_CHUNK)
+  for (int i0 = 0; i0 < n; i0 += SDD_DENSE_CHUNK) {
+    const int i1 = i0 + SDD_DENSE_CHUNK < n ? i0 + SDD_DENSE_CHUNK : n;
     for (int c = 0; c < nrhs; c++) {
       const double lr = opt->step_size[c], lr_rho = lr * rho;
       double *a = w->alpha + (size_t)c * n, *m = mom + (size_t)c * n;
@@ -372,7 +372,7 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
                      values);
       below = 1;
       for (int c = 0; c < nrhs; c++) {
-        if (!isfinite(values[c]) || values[c] > DIVERGENCE_RESIDUAL)
+        if (!isfinite(values[c]) || values[c] > SDD_DIVERGENCE_RESIDUAL)
           status = SOLVER_DIVERGED;
         if (!(values[c] < opt->tolerance)) below = 0;
       }

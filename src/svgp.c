@@ -9,15 +9,13 @@
 #define LOG_2PI 1.8378770664093454836
 /* Kernel values per chunk of training points (M x c): 4 MB, and a fraction
  * of a second of BLAS work at M = 3000 between checks for Ctrl-C. */
-#define CHUNK_ENTRIES (1 << 19)
+#define SVGP_CHUNK_ENTRIES (1 << 19)
 /* Columns per BLAS call when a product is split over threads.  The split
  * depends only on the sizes, never on the thread count, so each entry is
  * computed by the same call whichever thread makes it. */
-#define BLAS_BLOCK 32
+#define SVGP_BLAS_BLOCK 32
 /* Points handled at a time in the gradient's pairwise sums. */
-#define TILE 128
-/* Below about this many flops a thread team costs more than it saves. */
-#define PARALLEL_WORK 1e6
+#define SVGP_TILE 128
 
 /* Adam's standard constants (Kingma & Ba 2015). */
 #define ADAM_BETA1 0.9
@@ -28,8 +26,8 @@ static int min_int(int a, int b) { return a < b ? a : b; }
 
 static int chunk_width(int m, int n)
 {
-  const int c = CHUNK_ENTRIES / m;
-  return min_int(c > BLAS_BLOCK ? c : BLAS_BLOCK, n);
+  const int c = SVGP_CHUNK_ENTRIES / m;
+  return min_int(c > SVGP_BLAS_BLOCK ? c : SVGP_BLAS_BLOCK, n);
 }
 
 static int poll(const svgp_problem *p)
@@ -51,12 +49,12 @@ static int solve_left(const char *trans, const double *L, int m, double *B,
 static void add_outer_lower(const double *A, int m, int k, double *C,
                             int nthreads)
 {
-  const int nb = (m + BLAS_BLOCK - 1) / BLAS_BLOCK;
+  const int nb = (m + SVGP_BLAS_BLOCK - 1) / SVGP_BLAS_BLOCK;
   const double one = 1.0;
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
-      if (nb > 1 && (double)m * m * k > PARALLEL_WORK)
+      if (nb > 1 && (double)m * m * k > PARALLEL_MIN_WORK)
   for (int b = 0; b < nb; b++) {
-    const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, m - j0);
+    const int j0 = b * SVGP_BLAS_BLOCK, w = min_int(SVGP_BLAS_BLOCK, m - j0);
     const int rows = m - j0;
     dgemm_("N", "T", &rows, &w, &k, &one, A + j0, &m, A + j0, &m, &one,
            C + j0 + (size_t)j0 * m, &m, 1, 1);
@@ -68,12 +66,12 @@ static void add_outer_lower(const double *A, int m, int k, double *C,
 static void cross_product(const double *A, int m, int k, const double *W,
                           double *C, int nthreads)
 {
-  const int nb = (m + BLAS_BLOCK - 1) / BLAS_BLOCK;
+  const int nb = (m + SVGP_BLAS_BLOCK - 1) / SVGP_BLAS_BLOCK;
   const double one = 1.0, zero = 0.0;
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
-      if (nb > 1 && (double)m * m * k > PARALLEL_WORK)
+      if (nb > 1 && (double)m * m * k > PARALLEL_MIN_WORK)
   for (int b = 0; b < nb; b++) {
-    const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, m - j0);
+    const int j0 = b * SVGP_BLAS_BLOCK, w = min_int(SVGP_BLAS_BLOCK, m - j0);
     dgemm_("T", "N", &k, &w, &m, &one, A, &m, W + (size_t)j0 * m, &m, &zero,
            C + (size_t)j0 * k, &k, 1, 1);
   }
@@ -113,9 +111,9 @@ static void pair_gradient(const kernel *k, const points *z, int j,
                           const points *y, const double *w, double scale,
                           double *grad)
 {
-  double r2[TILE], wk[TILE];
-  for (int i0 = 0; i0 < y->n; i0 += TILE) {
-    const int len = min_int(TILE, y->n - i0);
+  double r2[SVGP_TILE], wk[SVGP_TILE];
+  for (int i0 = 0; i0 < y->n; i0 += SVGP_TILE) {
+    const int len = min_int(SVGP_TILE, y->n - i0);
     block_sq_dist(z, j, y, i0, len, r2);
     for (int t = 0; t < len; t++) wk[t] = w[i0 + t] * kernel_dr2(k, r2[t]);
     for (int c = 0; c < z->d; c++) {
@@ -187,7 +185,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
   /* Kmm: z_j enters entries (j, l) and (l, j), and d(r2)/dz_j =
    * 2 (z_j - z_l), hence the factor 4. */
   #pragma omp parallel for num_threads(threads_team(nth)) schedule(static) \
-      if ((double)m * m * d > PARALLEL_WORK)
+      if ((double)m * m * d > PARALLEL_MIN_WORK)
   for (int j = 0; j < m; j++)
     pair_gradient(k, z, j, z, b + (size_t)j * m, 4.0, grad);
 
@@ -202,7 +200,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
     for (int i = 0; i < len; i++) r[i] /= p->noise[i0 + i];
     cross_product(kc, m, len, w, gt, nth); /* gt = Kc' W, len x m */
     #pragma omp parallel for num_threads(threads_team(nth)) schedule(static) \
-        if ((double)m * len * d > PARALLEL_WORK)
+        if ((double)m * len * d > PARALLEL_MIN_WORK)
     for (int j = 0; j < m; j++) {
       double *gj = gt + (size_t)j * len; /* column j of dF/dKmn, transposed */
       for (int i = 0; i < len; i++)

@@ -1,9 +1,9 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "recombination.h"
 #include "lapack.h"
 #include "rng.h"
+#include "workspace.h"
 
 /* Groups per round of the randomised wrapper, per point of the reduced
  * support: the reference's fact = 50. */
@@ -67,11 +67,13 @@ static int tl_car(const double *P, int M, int r, double *T)
   if (M <= rows) return 0;
   int status = 0, info = 0, lwork = -1;
   double query = 0.0, dummy = 0.0;
-  double *A = malloc(sizeof(double) * (size_t)rows * M);
-  double *s = malloc(sizeof(double) * (size_t)rows);
-  double *VT = malloc(sizeof(double) * (size_t)M * M);
-  double *work = NULL, *phi = NULL;
-  if (!A || !s || !VT) {
+  double *A, *s, *VT, *work, *phi;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, A, (size_t)rows * M, 0);
+  WORKSPACE_ADD(&ws, s, rows, 0);
+  WORKSPACE_ADD(&ws, VT, (size_t)M * M, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -82,8 +84,8 @@ static int tl_car(const double *P, int M, int r, double *T)
   dgesvd_("N", "A", &rows, &M, A, &rows, s, &dummy, &one, VT, &M, &query,
           &lwork, &info, 1, 1);
   lwork = (int)query;
-  work = malloc(sizeof(double) * (size_t)lwork);
-  if (!work) {
+  WORKSPACE_ADD(&ws, work, lwork, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -95,8 +97,8 @@ static int tl_car(const double *P, int M, int r, double *T)
   while (q < rows && s[q] > RECOMB_RANK_TOL * s[0]) q++;
   /* Null vectors are rows q..M-1 of VT; copy them out as vectors. */
   const int nnull = M - q;
-  phi = malloc(sizeof(double) * (size_t)nnull * M);
-  if (!phi) {
+  WORKSPACE_ADD(&ws, phi, (size_t)nnull * M, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -136,11 +138,7 @@ static int tl_car(const double *P, int M, int r, double *T)
   }
 
 done:
-  free(phi);
-  free(A);
-  free(s);
-  free(VT);
-  free(work);
+  workspace_free(&ws);
   return status;
 }
 
@@ -277,20 +275,23 @@ static int cone_search(const double *P, int M, int r, double *T,
   double total = 0.0;
   for (int g = 0; g < M; g++) total += T[g];
   cone_state cs = {P, M, r, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-  int *alive = malloc(sizeof(int) * (size_t)M);
-  int *perm = malloc(sizeof(int) * (size_t)M);
-  double *unit = malloc(sizeof(double) * (size_t)M * r);
-  double *mhat = malloc(sizeof(double) * (size_t)r);
-  cs.basis = malloc(sizeof(int) * (size_t)r);
-  cs.in_basis = calloc((size_t)M, 1);
-  cs.Bt = malloc(sizeof(double) * (size_t)r * r);
-  cs.A = malloc(sizeof(double) * (size_t)r * r);
-  cs.AX = malloc(sizeof(double) * (size_t)r * M);
-  cs.tmp = malloc(sizeof(double) * (size_t)r * r);
-  cs.col = malloc(sizeof(double) * (size_t)r);
-  cs.ipiv = malloc(sizeof(int) * (size_t)r);
-  if (!alive || !perm || !unit || !mhat || !cs.basis || !cs.in_basis ||
-      !cs.Bt || !cs.A || !cs.AX || !cs.tmp || !cs.col || !cs.ipiv) {
+  int *alive, *perm;
+  double *unit, *mhat;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, alive, M, 0);
+  WORKSPACE_ADD(&ws, perm, M, 0);
+  WORKSPACE_ADD(&ws, unit, (size_t)M * r, 0);
+  WORKSPACE_ADD(&ws, mhat, r, 0);
+  WORKSPACE_ADD(&ws, cs.basis, r, 0);
+  WORKSPACE_ADD(&ws, cs.in_basis, M, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, cs.Bt, (size_t)r * r, 0);
+  WORKSPACE_ADD(&ws, cs.A, (size_t)r * r, 0);
+  WORKSPACE_ADD(&ws, cs.AX, (size_t)r * M, 0);
+  WORKSPACE_ADD(&ws, cs.tmp, (size_t)r * r, 0);
+  WORKSPACE_ADD(&ws, cs.col, r, 0);
+  WORKSPACE_ADD(&ws, cs.ipiv, r, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -391,18 +392,7 @@ static int cone_search(const double *P, int M, int r, double *T,
   }
 
 done:
-  free(alive);
-  free(perm);
-  free(unit);
-  free(mhat);
-  free(cs.basis);
-  free(cs.in_basis);
-  free(cs.Bt);
-  free(cs.A);
-  free(cs.AX);
-  free(cs.tmp);
-  free(cs.col);
-  free(cs.ipiv);
+  workspace_free(&ws);
   return status;
 }
 
@@ -454,10 +444,13 @@ static int reduce_points(double *P, int M, int r, double *T, int randomized,
   }
   if (M <= RECOMB_DET_GROUP_FACTOR * (r + 1)) return tl_car(P, M, r, T);
 
-  int *idx = malloc(sizeof(int) * (size_t)M);
-  double *mu = malloc(sizeof(double) * (size_t)M);
-  int status = -1, kept = M;
-  if (idx && mu) {
+  int *idx, status = -1, kept = M;
+  double *mu;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, idx, M, 0);
+  WORKSPACE_ADD(&ws, mu, M, 0);
+  if (workspace_alloc(&ws) == 0) {
     for (int g = 0; g < M; g++) {
       idx[g] = g;
       mu[g] = T[g];
@@ -469,8 +462,7 @@ static int reduce_points(double *P, int M, int r, double *T, int randomized,
       for (int k = 0; k < kept; k++) T[idx[k]] = mu[k];
     }
   }
-  free(idx);
-  free(mu);
+  workspace_free(&ws);
   return status;
 }
 
@@ -484,10 +476,13 @@ static int reduce_measure(const double *z, int ldz, int r, int *idx,
                           recomb_ctx *ctx)
 {
   int status = 0;
-  double *P = malloc(sizeof(double) * (size_t)groups * r);
-  double *T = malloc(sizeof(double) * (size_t)groups);
-  double *T0 = malloc(sizeof(double) * (size_t)groups);
-  if (!P || !T || !T0) {
+  double *P, *T, *T0;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, P, (size_t)groups * r, 0);
+  WORKSPACE_ADD(&ws, T, groups, 0);
+  WORKSPACE_ADD(&ws, T0, groups, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -528,9 +523,7 @@ static int reduce_measure(const double *z, int ldz, int r, int *idx,
     if (G == m || !progressed) break;
   }
 done:
-  free(P);
-  free(T);
-  free(T0);
+  workspace_free(&ws);
   return status;
 }
 
@@ -556,16 +549,19 @@ int recombine(const double *x, int N, int n, const double *mu,
 
   int status = -1, r = 0, kept = Ns, lwork = -1, info = 0, one = 1;
   double query = 0.0, dummy = 0.0;
-  int *sidx = malloc(sizeof(int) * (size_t)Ns);
-  int *lidx = malloc(sizeof(int) * (size_t)Ns);
-  double *smu = malloc(sizeof(double) * (size_t)Ns);
-  double *y = malloc(sizeof(double) * (size_t)Ns * n);
-  double *z = malloc(sizeof(double) * (size_t)Ns * n);
-  double *C = malloc(sizeof(double) * (size_t)n * n);
-  double *U = malloc(sizeof(double) * (size_t)n * n);
-  double *sv = malloc(sizeof(double) * (size_t)n);
-  double *work = NULL;
-  if (!sidx || !lidx || !smu || !y || !z || !C || !U || !sv) goto done;
+  int *sidx, *lidx;
+  double *smu, *y, *z, *C, *U, *sv, *work;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, sidx, Ns, 0);
+  WORKSPACE_ADD(&ws, lidx, Ns, 0);
+  WORKSPACE_ADD(&ws, smu, Ns, 0);
+  WORKSPACE_ADD(&ws, y, (size_t)Ns * n, 0);
+  WORKSPACE_ADD(&ws, z, (size_t)Ns * n, 0);
+  WORKSPACE_ADD(&ws, C, (size_t)n * n, 0);
+  WORKSPACE_ADD(&ws, U, (size_t)n * n, 0);
+  WORKSPACE_ADD(&ws, sv, n, 0);
+  if (workspace_alloc(&ws)) goto done;
 
   double total = 0.0;
   for (int i = 0, k = 0; i < N; i++)
@@ -610,8 +606,8 @@ int recombine(const double *x, int N, int n, const double *mu,
   dgesvd_("A", "N", &n, &n, C, &n, sv, U, &n, &dummy, &one, &query, &lwork,
           &info, 1, 1);
   lwork = (int)query;
-  work = malloc(sizeof(double) * (size_t)lwork);
-  if (!work) goto done;
+  WORKSPACE_ADD(&ws, work, lwork, 0);
+  if (workspace_alloc(&ws)) goto done;
   dgesvd_("A", "N", &n, &n, C, &n, sv, U, &n, &dummy, &one, work, &lwork,
           &info, 1, 1);
   if (info != 0) { /* cannot happen for a symmetric PSD matrix; be safe */
@@ -651,14 +647,6 @@ int recombine(const double *x, int N, int n, const double *mu,
   status = kept;
 
 done:
-  free(sidx);
-  free(lidx);
-  free(smu);
-  free(y);
-  free(z);
-  free(C);
-  free(U);
-  free(sv);
-  free(work);
+  workspace_free(&ws);
   return status;
 }

@@ -1,12 +1,11 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "svgp.h"
 #include "chol.h"
 #include "lapack.h"
 #include "threads.h"
+#include "workspace.h"
 
-#define LOG_2PI 1.8378770664093454836
 /* Kernel values per chunk of training points (M x c): 4 MB, and a fraction
  * of a second of BLAS work at M = 3000 between checks for Ctrl-C. */
 #define SVGP_CHUNK_ENTRIES (1 << 19)
@@ -17,22 +16,10 @@
 /* Points handled at a time in the gradient's pairwise sums. */
 #define SVGP_TILE 128
 
-/* Adam's standard constants (Kingma & Ba 2015). */
-#define ADAM_BETA1 0.9
-#define ADAM_BETA2 0.999
-#define ADAM_EPS 1e-8
-
-static int min_int(int a, int b) { return a < b ? a : b; }
-
 static int chunk_width(int m, int n)
 {
   const int c = SVGP_CHUNK_ENTRIES / m;
   return min_int(c > SVGP_BLAS_BLOCK ? c : SVGP_BLAS_BLOCK, n);
-}
-
-static int poll(const svgp_problem *p)
-{
-  return p->callback && p->callback(p->ctx, 0, NULL);
 }
 
 /* B := op(L)^-1 B for the m x m lower triangular L (op as trans says) and
@@ -144,9 +131,12 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
   const int m = z->n, n = p->x->n, d = z->d, nth = p->nthreads, inc = 1;
   const double *a = fit->coef, minus_one = -1.0, one = 1.0;
   svgp_status status = SVGP_OK;
-  double *w = calloc((size_t)m * m, sizeof(double));
-  double *gt = malloc(sizeof(double) * (size_t)cw * m);
-  if (!w || !gt) {
+  double *w, *gt;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, w, (size_t)m * m, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, gt, (size_t)cw * m, 0);
+  if (workspace_alloc(&ws)) {
     status = SVGP_NO_MEMORY;
     goto done;
   }
@@ -207,7 +197,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
         gj[i] = gj[i] / p->noise[i0 + i] + a[j] * r[i];
       pair_gradient(k, z, j, &xcp, gj, 2.0, grad);
     }
-    if (poll(p)) {
+    if (solver_poll(p->callback, p->ctx, 0)) {
       status = SVGP_STOPPED;
       goto done;
     }
@@ -219,8 +209,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
     }
 
 done:
-  free(w);
-  free(gt);
+  workspace_free(&ws);
   return status;
 }
 
@@ -235,12 +224,15 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
   double *L = out->chol_kmm, *B = out->chol_b, *a = out->coef;
   svgp_status status = SVGP_OK;
   int info = 0;
-  double *kc = malloc(sizeof(double) * (size_t)m * cw);
-  double *xc = malloc(sizeof(double) * (size_t)cw * x->d);
-  double *isd = malloc(sizeof(double) * (size_t)n);
-  double *r = malloc(sizeof(double) * (size_t)cw);
-  double *bfull = grad ? malloc(sizeof(double) * (size_t)m * m) : NULL;
-  if (!kc || !xc || !isd || !r || (grad && !bfull)) {
+  double *kc, *xc, *isd, *r, *bfull;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, kc, (size_t)m * cw, 0);
+  WORKSPACE_ADD(&ws, xc, (size_t)cw * x->d, 0);
+  WORKSPACE_ADD(&ws, isd, n, 0);
+  WORKSPACE_ADD(&ws, r, cw, 0);
+  WORKSPACE_ADD_IF(&ws, grad != NULL, bfull, (size_t)m * m, 0);
+  if (workspace_alloc(&ws)) {
     status = SVGP_NO_MEMORY;
     goto done;
   }
@@ -279,7 +271,7 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
     }
     add_outer_lower(kc, m, len, B, nth);
     dgemv_("N", &m, &len, &one, kc, &m, r, &inc, &one, a, &inc, 1);
-    if (poll(p)) {
+    if (solver_poll(p->callback, p->ctx, 0)) {
       status = SVGP_STOPPED;
       goto done;
     }
@@ -319,11 +311,7 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
   if (grad) status = elbo_gradient(p, z, out, bfull, grad, kc, xc, r, cw);
 
 done:
-  free(kc);
-  free(xc);
-  free(isd);
-  free(r);
-  free(bfull);
+  workspace_free(&ws);
   return status;
 }
 
@@ -345,18 +333,19 @@ solver_status svgp_fit(const svgp_problem *p, double *z, int m,
   solver_status status = SOLVER_MAX_ITER;
   svgp_status st;
   double best_elbo = -HUGE_VAL;
-  double *grad = NULL, *m1 = NULL, *m2 = NULL, *best = NULL;
+  double *grad, *m1, *m2, *best;
+  workspace ws;
   *iterations_done = 0;
   out->not_positive_definite = 0;
-  if (iterations > 0) {
-    grad = malloc(sizeof(double) * len);
-    m1 = calloc(len, sizeof(double));
-    m2 = calloc(len, sizeof(double));
-    best = malloc(sizeof(double) * len);
-    if (!grad || !m1 || !m2 || !best) {
-      status = SOLVER_NO_MEMORY;
-      goto done;
-    }
+  /* Without iterations the inducing points are only evaluated. */
+  workspace_init(&ws);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, grad, len, 0);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, m1, len, WORKSPACE_ZEROED);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, m2, len, WORKSPACE_ZEROED);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, best, len, 0);
+  if (workspace_alloc(&ws)) {
+    status = SOLVER_NO_MEMORY;
+    goto done;
   }
 
   for (int t = 0; t <= iterations; t++) {
@@ -377,13 +366,8 @@ solver_status svgp_fit(const svgp_problem *p, double *z, int m,
     }
     if (t == iterations) break;
     /* Adam, ascending. */
-    const double c1 = 1.0 - pow(ADAM_BETA1, t + 1);
-    const double c2 = 1.0 - pow(ADAM_BETA2, t + 1);
-    for (size_t e = 0; e < len; e++) {
-      m1[e] = ADAM_BETA1 * m1[e] + (1.0 - ADAM_BETA1) * grad[e];
-      m2[e] = ADAM_BETA2 * m2[e] + (1.0 - ADAM_BETA2) * grad[e] * grad[e];
-      z[e] += learning_rate * (m1[e] / c1) / (sqrt(m2[e] / c2) + ADAM_EPS);
-    }
+    solver_adam_step(z, m1, m2, grad, len, learning_rate, ADAM_BETA1,
+                     (uint64_t)t + 1);
     *iterations_done = t + 1;
   }
   /* Return the best inducing points visited, refitted there (a point that
@@ -395,9 +379,6 @@ solver_status svgp_fit(const svgp_problem *p, double *z, int m,
   }
 
 done:
-  free(grad);
-  free(m1);
-  free(m2);
-  free(best);
+  workspace_free(&ws);
   return status;
 }

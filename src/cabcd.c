@@ -5,19 +5,18 @@
 #include "recombination.h"
 #include "rng.h"
 #include "threads.h"
+#include "workspace.h"
 
 /* Rows per unit of parallel work.  Sums over rows are formed per chunk and
  * the chunks added in order, so they do not depend on the thread count. */
-#define ROW_CHUNK 4096
+#define CABCD_ROW_CHUNK 4096
 /* A relative gradient norm this far above its starting value of 1 means the
  * iteration is unstable. */
-#define DIVERGENCE_GRADIENT 1e3
+#define CABCD_DIVERGENCE_GRADIENT 1e3
 /* Gauss-Southwell blocks hold this share of the gradient's 1-norm. */
-#define GS_SHARE 0.75
-#define ADAM_BETA2 0.999
-#define ADAM_EPSILON 1e-8
-/* Each system's random draws start at counter system << STREAM_SHIFT. */
-#define STREAM_SHIFT 40
+#define CABCD_GS_SHARE 0.75
+/* Each system's random draws start at counter system << CABCD_STREAM_SHIFT. */
+#define CABCD_STREAM_SHIFT 40
 
 typedef struct {
   const double *b;
@@ -47,18 +46,17 @@ typedef struct {
    * and the gradient. */
   int *batch;
   double *bphi, *bres, *bgrad;
-} workspace;
-
-static int min_int(int a, int b) { return a < b ? a : b; }
+} cabcd_work;
 
 /* r = Phi theta - b. */
 static void residuals(const cabcd_problem *pr, const double *theta,
                       const double *b, double *r, int nthreads)
 {
   const int n = pr->n, m = pr->m;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
-  for (int i0 = 0; i0 < n; i0 += ROW_CHUNK) {
-    const int i1 = min_int(n, i0 + ROW_CHUNK);
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
+  for (int i0 = 0; i0 < n; i0 += CABCD_ROW_CHUNK) {
+    const int i1 = min_int(n, i0 + CABCD_ROW_CHUNK);
     for (int i = i0; i < i1; i++) r[i] = -b[i];
     for (int j = 0; j < m; j++) {
       const double t = theta[j], *col = pr->phi + (size_t)j * n;
@@ -74,7 +72,8 @@ static void gradient(const cabcd_problem *pr, const double *theta,
 {
   const int n = pr->n, m = pr->m;
   const double a = 2.0 / n, reg = 2.0 * pr->lambda / n;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
   for (int j = 0; j < m; j++) {
     const double *col = pr->phi + (size_t)j * n;
     double s = 0.0;
@@ -105,11 +104,11 @@ static void block_sweep(const cabcd_problem *pr, const int *blk, int k,
                         const double *theta, const double *r, double *X,
                         double *gb, double *Hb, double *partial, int nthreads)
 {
-  const int n = pr->n, nch = (n + ROW_CHUNK - 1) / ROW_CHUNK;
+  const int n = pr->n, nch = (n + CABCD_ROW_CHUNK - 1) / CABCD_ROW_CHUNK;
   const int stride = k + k * k;
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (nch > 1)
   for (int ch = 0; ch < nch; ch++) {
-    const int i0 = ch * ROW_CHUNK, i1 = min_int(n, i0 + ROW_CHUNK);
+    const int i0 = ch * CABCD_ROW_CHUNK, i1 = min_int(n, i0 + CABCD_ROW_CHUNK);
     double *ps = partial + (size_t)ch * stride;
     for (int l = 0; l < k; l++) {
       const double *col = pr->phi + (size_t)blk[l] * n;
@@ -148,9 +147,10 @@ static void update_residual(const cabcd_problem *pr, const int *blk, int k,
                             const double *delta, double *r, int nthreads)
 {
   const int n = pr->n;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (n > ROW_CHUNK)
-  for (int i0 = 0; i0 < n; i0 += ROW_CHUNK) {
-    const int i1 = min_int(n, i0 + ROW_CHUNK);
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
+  for (int i0 = 0; i0 < n; i0 += CABCD_ROW_CHUNK) {
+    const int i1 = min_int(n, i0 + CABCD_ROW_CHUNK);
     for (int l = 0; l < k; l++) {
       const double d = delta[l], *col = pr->phi + (size_t)blk[l] * n;
       for (int i = i0; i < i1; i++) r[i] += col[i] * d;
@@ -171,7 +171,7 @@ static int by_key(const void *a, const void *b)
  * ws->order; returns how many. */
 static int select_coordinates(const double *g, int m, int s,
                               const cabcd_options *opt, uint64_t counter,
-                              workspace *ws)
+                              cabcd_work *ws)
 {
   int count = 0;
   if (opt->selection == CABCD_GAUSS_SOUTHWELL) {
@@ -183,7 +183,7 @@ static int select_coordinates(const double *g, int m, int s,
       total += rk[j].key;
     }
     qsort(rk, (size_t)m, sizeof(ranked_coordinate), by_key);
-    while (count < m && cum < GS_SHARE * total) cum += rk[count++].key;
+    while (count < m && cum < CABCD_GS_SHARE * total) cum += rk[count++].key;
     for (int j = 0; j < m; j++) ws->order[j] = rk[j].j;
   } else {
     count = (m + 1) / 2;
@@ -201,7 +201,7 @@ static int select_coordinates(const double *g, int m, int s,
 /* One CaBCD outer iteration; sys->g holds the gradient at sys->theta.
  * Returns 0, 1 if the callback asked to stop, -1 when out of memory. */
 static int cabcd_outer(const cabcd_problem *pr, const cabcd_options *opt,
-                       system_state *sys, workspace *ws, int s, int t,
+                       system_state *sys, cabcd_work *ws, int s, int t,
                        solver_callback callback, void *ctx)
 {
   const int n = pr->n, m = pr->m;
@@ -267,14 +267,14 @@ static int cabcd_outer(const cabcd_problem *pr, const cabcd_options *opt,
     sys->passes += (double)k / m + (double)steps * q * k / ((double)n * m);
     for (int l = 0; l < k; l++) sys->theta[blk[l]] += ws->delta[l];
     if (steps > 0) update_residual(pr, blk, k, ws->delta, sys->r, opt->nthreads);
-    if (callback && callback(ctx, t, NULL)) return 1;
+    if (solver_poll(callback, ctx, t)) return 1;
   }
   return 0;
 }
 
 /* One outer iteration of plain block coordinate descent. */
 static int bcd_outer(const cabcd_problem *pr, const cabcd_options *opt,
-                     system_state *sys, workspace *ws, int s, int t,
+                     system_state *sys, cabcd_work *ws, int s, int t,
                      solver_callback callback, void *ctx)
 {
   const int m = pr->m;
@@ -291,14 +291,14 @@ static int bcd_outer(const cabcd_problem *pr, const cabcd_options *opt,
     }
     update_residual(pr, blk, k, ws->delta, sys->r, opt->nthreads);
     sys->passes += (double)k / m;
-    if (callback && callback(ctx, t, NULL)) return 1;
+    if (solver_poll(callback, ctx, t)) return 1;
   }
   return 0;
 }
 
 /* One epoch of Adam: ceil(N / B) mini-batch steps. */
 static int adam_epoch(const cabcd_problem *pr, const cabcd_options *opt,
-                      system_state *sys, workspace *ws, int t,
+                      system_state *sys, cabcd_work *ws, int t,
                       solver_callback callback, void *ctx)
 {
   const int n = pr->n, m = pr->m, B = min_int(opt->batch_size, n);
@@ -328,17 +328,10 @@ static int adam_epoch(const cabcd_problem *pr, const cabcd_options *opt,
       ws->bgrad[j] = 2.0 * s / B + reg * sys->theta[j];
     }
     sys->adam_steps++;
-    const double c1 = 1.0 - pow(beta1, (double)sys->adam_steps);
-    const double c2 = 1.0 - pow(ADAM_BETA2, (double)sys->adam_steps);
-    for (int j = 0; j < m; j++) {
-      const double gj = ws->bgrad[j];
-      sys->v[j] = beta1 * sys->v[j] + (1.0 - beta1) * gj;
-      sys->s2[j] = ADAM_BETA2 * sys->s2[j] + (1.0 - ADAM_BETA2) * gj * gj;
-      sys->theta[j] -= opt->step_size * (sys->v[j] / c1) /
-                       (sqrt(sys->s2[j] / c2) + ADAM_EPSILON);
-    }
+    solver_adam_step(sys->theta, sys->v, sys->s2, ws->bgrad, (size_t)m,
+                     -opt->step_size, beta1, sys->adam_steps);
     sys->passes += (double)B / n;
-    if (callback && callback(ctx, t, NULL)) return 1;
+    if (solver_poll(callback, ctx, t)) return 1;
   }
   return 0;
 }
@@ -349,7 +342,8 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
                           solver_callback callback, void *ctx)
 {
   const int n = pr->n, m = pr->m, s = min_int(opt->block_size, m);
-  const int B = min_int(opt->batch_size, n), nch = (n + ROW_CHUNK - 1) / ROW_CHUNK;
+  const int B = min_int(opt->batch_size, n);
+  const int nch = (n + CABCD_ROW_CHUNK - 1) / CABCD_ROW_CHUNK;
   const int adam = opt->algorithm == CABCD_ADAM;
   /* Whether the full gradient at the end of an outer iteration is part of
    * the algorithm (see the cost accounting in cabcd.h). */
@@ -358,30 +352,32 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
       (opt->algorithm == CABCD_BCD && opt->selection == CABCD_GAUSS_SOUTHWELL);
   const size_t mk = (size_t)m * nrhs, nk = (size_t)n * nrhs;
   solver_status status = SOLVER_MAX_ITER;
+  system_state *sys;
+  double *v, *s2, *r, *g, *rel, *small;
+  cabcd_work ws;
+  workspace mem;
   *iterations_done = 0;
 
-  system_state *sys = calloc((size_t)nrhs, sizeof(system_state));
-  double *v = calloc(mk, sizeof(double));
-  double *s2 = adam ? calloc(mk, sizeof(double)) : NULL;
-  double *r = malloc(sizeof(double) * nk);
-  double *g = malloc(sizeof(double) * mk);
-  double *rel = malloc(sizeof(double) * (size_t)nrhs);
-  double *small = malloc(sizeof(double) * (size_t)(s + 1) * (2 * s + 1 + 7));
-  workspace ws;
   memset(&ws, 0, sizeof ws);
-  ws.mu = malloc(sizeof(double) * (size_t)n);
-  ws.X = opt->algorithm == CABCD_CABCD ? malloc(sizeof(double) * (size_t)n * s) : NULL;
-  ws.partial = malloc(sizeof(double) * (size_t)nch * (s + s * s));
-  ws.order = malloc(sizeof(int) * (size_t)m);
-  ws.ranked = malloc(sizeof(ranked_coordinate) * (size_t)m);
-  ws.ridx = malloc(sizeof(int) * (size_t)(s + 1));
-  ws.batch = adam ? malloc(sizeof(int) * (size_t)B) : NULL;
-  ws.bphi = adam ? malloc(sizeof(double) * (size_t)B * m) : NULL;
-  ws.bres = adam ? malloc(sizeof(double) * (size_t)B) : NULL;
-  ws.bgrad = adam ? malloc(sizeof(double) * (size_t)m) : NULL;
-  if (!sys || !v || (adam && !s2) || !r || !g || !rel || !small || !ws.mu ||
-      (opt->algorithm == CABCD_CABCD && !ws.X) || !ws.partial || !ws.order ||
-      !ws.ranked || !ws.ridx || (adam && (!ws.batch || !ws.bphi || !ws.bres || !ws.bgrad))) {
+  workspace_init(&mem);
+  WORKSPACE_ADD(&mem, sys, nrhs, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&mem, v, mk, WORKSPACE_ZEROED);
+  WORKSPACE_ADD_IF(&mem, adam, s2, mk, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&mem, r, nk, 0);
+  WORKSPACE_ADD(&mem, g, mk, 0);
+  WORKSPACE_ADD(&mem, rel, nrhs, 0);
+  WORKSPACE_ADD(&mem, small, (size_t)(s + 1) * (2 * s + 1 + 7), 0);
+  WORKSPACE_ADD(&mem, ws.mu, n, 0);
+  WORKSPACE_ADD_IF(&mem, opt->algorithm == CABCD_CABCD, ws.X, (size_t)n * s, 0);
+  WORKSPACE_ADD(&mem, ws.partial, (size_t)nch * (s + s * s), 0);
+  WORKSPACE_ADD(&mem, ws.order, m, 0);
+  WORKSPACE_ADD(&mem, ws.ranked, m, 0);
+  WORKSPACE_ADD(&mem, ws.ridx, s + 1, 0);
+  WORKSPACE_ADD_IF(&mem, adam, ws.batch, B, 0);
+  WORKSPACE_ADD_IF(&mem, adam, ws.bphi, (size_t)B * m, 0);
+  WORKSPACE_ADD_IF(&mem, adam, ws.bres, B, 0);
+  WORKSPACE_ADD_IF(&mem, adam, ws.bgrad, m, 0);
+  if (workspace_alloc(&mem)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -400,7 +396,8 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
   for (int i = 0; i < n; i++) ws.mu[i] = pr->weight[i] / n;
   /* The curvature scale c = max_j H_jj of the step sizes (H_jj into g,
    * which is overwritten below). */
-  #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) if (n > ROW_CHUNK)
+  #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) \
+      if (n > CABCD_ROW_CHUNK)
   for (int j = 0; j < m; j++) {
     const double *col = pr->phi + (size_t)j * n;
     double h = 0.0;
@@ -411,6 +408,11 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
   for (int j = 0; j < m; j++) ws.cmax = fmax(ws.cmax, g[j]);
 
   memset(theta, 0, sizeof(double) * mk);
+  /* The measures are the relative gradient norms. */
+  const solver_stop_rule rule = {
+      .nmeasures = nrhs, .diverged_above = CABCD_DIVERGENCE_GRADIENT,
+      .has_tolerance = 1, .tolerance = opt->tolerance,
+      .iterate = theta, .len = mk, .callback = callback, .ctx = ctx};
   for (int c = 0; c < nrhs; c++) {
     system_state *st = sys + c;
     st->b = rhs + (size_t)c * n;
@@ -419,7 +421,7 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
     st->s2 = adam ? s2 + (size_t)c * m : NULL;
     st->r = r + (size_t)c * n;
     st->g = g + (size_t)c * m;
-    st->stream = (uint64_t)c << STREAM_SHIFT;
+    st->stream = (uint64_t)c << CABCD_STREAM_SHIFT;
     for (int i = 0; i < n; i++) st->r[i] = -st->b[i];
     gradient(pr, st->theta, st->r, st->g, opt->nthreads);
     st->g0 = norm2(st->g, m);
@@ -460,44 +462,15 @@ solver_status cabcd_solve(const cabcd_problem *pr, const double *rhs, int nrhs,
         hist->loss[t - 1 + (size_t)c * opt->iterations] = loss(pr, sys[c].theta, sys[c].r);
     if (hist && hist->passes) hist->passes[t - 1] = sys[0].passes;
 
-    int finished = 1;
-    for (int c = 0; c < nrhs; c++) {
-      if (!isfinite(rel[c]) || rel[c] > DIVERGENCE_GRADIENT) status = SOLVER_DIVERGED;
+    status = solver_end_step(&rule, t, rel, rel);
+    if (status != SOLVER_MAX_ITER) break;
+    /* A system down to the tolerance stays as it is. */
+    for (int c = 0; c < nrhs; c++)
       if (rel[c] < opt->tolerance) sys[c].done = 1;
-      else finished = 0;
-    }
-    if (status == SOLVER_DIVERGED || !solver_all_finite(theta, mk)) {
-      status = SOLVER_DIVERGED;
-      break;
-    }
-    if (callback && callback(ctx, t, rel)) {
-      status = SOLVER_STOPPED;
-      break;
-    }
-    if (finished) {
-      status = SOLVER_TOLERANCE;
-      break;
-    }
   }
 
 done:
-  free(sys);
-  free(v);
-  free(s2);
-  free(r);
-  free(g);
-  free(rel);
-  free(small);
-  free(ws.mu);
-  free(ws.X);
-  free(ws.partial);
-  free(ws.order);
-  free(ws.ranked);
-  free(ws.ridx);
-  free(ws.batch);
-  free(ws.bphi);
-  free(ws.bres);
-  free(ws.bgrad);
+  workspace_free(&mem);
   return status;
 }
 
@@ -508,7 +481,7 @@ int cabcd_features(const rff *f, const points *p, double *phi, int nthreads,
   const int slab = block_slab(p->n, (double)f->m * (f->d + 1), 1e7);
   for (int i0 = 0; i0 < p->n; i0 += slab) {
     rff_features(f, p, i0, min_int(p->n, i0 + slab), phi, (size_t)p->n, nthreads);
-    if (callback && callback(ctx, 0, NULL)) return 1;
+    if (solver_poll(callback, ctx, 0)) return 1;
   }
   return 0;
 }

@@ -1,10 +1,10 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "cg.h"
 #include "lapack.h"
 #include "pivchol.h"
 #include "threads.h"
+#include "workspace.h"
 
 /* Work (rows x columns x (d + right-hand sides)) of one slab of a kernel
  * product, a few hundredths of a second on one core: the callback is polled
@@ -45,41 +45,40 @@ typedef struct {
   double *T;           /* k x nrhs workspace */
 } woodbury;
 
-static void woodbury_free(woodbury *w)
-{
-  free(w->S);
-  free(w->M);
-  free(w->T);
-}
-
 /* Builds the preconditioner of rank opt->rank (none for 0) into w, which
- * holds n and the noise.  Returns SOLVER_MAX_ITER, the status a solve
- * starts from, when it is ready, or the status that ends the solve. */
-static solver_status woodbury_init(woodbury *w, const kernel_op *K,
-                                   const cg_options *opt, int nrhs,
-                                   solver_callback callback, void *ctx)
+ * holds n and the noise, with its memory in the solver's workspace ws (its
+ * size is known only once the factor's rank is).  Returns SOLVER_MAX_ITER,
+ * the status a solve starts from, when it is ready, or the status that
+ * ends the solve. */
+static solver_status woodbury_init(woodbury *w, workspace *ws,
+                                   const kernel_op *K, const cg_options *opt,
+                                   int nrhs, solver_callback callback,
+                                   void *ctx)
 {
   const int n = w->n;
   const double *noise = w->noise;
   if (opt->rank <= 0) return SOLVER_MAX_ITER;
 
-  const int max_rank = opt->rank < n ? opt->rank : n;
-  int rank = 0, info = 0;
-  double *L = malloc(sizeof(double) * (size_t)n * max_rank);
-  double *trace = malloc(sizeof(double) * (size_t)max_rank);
-  int *pivots = malloc(sizeof(int) * (size_t)max_rank);
+  const int max_rank = min_int(opt->rank, n);
+  int rank = 0, info = 0, *pivots;
+  double *L, *trace;
+  workspace factor; /* needed only while the preconditioner is built */
+  workspace_init(&factor);
+  WORKSPACE_ADD(&factor, L, (size_t)n * max_rank, 0);
+  WORKSPACE_ADD(&factor, trace, max_rank, 0);
+  WORKSPACE_ADD(&factor, pivots, max_rank, 0);
   solver_status status = SOLVER_NO_MEMORY;
-  if (!L || !trace || !pivots) goto done;
+  if (workspace_alloc(&factor)) goto done;
   status = pivchol(K, opt->jitter, max_rank, CG_PIVCHOL_RTOL, opt->nthreads,
                    L, pivots, trace, &rank, callback, ctx);
   if (status == SOLVER_STOPPED || status == SOLVER_NO_MEMORY) goto done;
 
   /* L's first `rank` columns are the factor. */
   w->k = rank;
-  w->S = malloc(sizeof(double) * (size_t)n * rank);
-  w->M = malloc(sizeof(double) * (size_t)rank * rank);
-  w->T = malloc(sizeof(double) * (size_t)rank * nrhs);
-  if (!w->S || !w->M || !w->T) {
+  WORKSPACE_ADD(ws, w->S, (size_t)n * rank, 0);
+  WORKSPACE_ADD(ws, w->M, (size_t)rank * rank, 0);
+  WORKSPACE_ADD(ws, w->T, (size_t)rank * nrhs, 0);
+  if (workspace_alloc(ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -94,9 +93,7 @@ static solver_status woodbury_init(woodbury *w, const kernel_op *K,
   status = info == 0 ? SOLVER_MAX_ITER : SOLVER_DIVERGED;
 
 done:
-  free(L);
-  free(trace);
-  free(pivots);
+  workspace_free(&factor);
   return status;
 }
 
@@ -145,7 +142,7 @@ static int system_product(const kernel_op *K, const double *noise,
   for (int r0 = 0; r0 < n; r0 += slab) {
     const int len = n - r0 < slab ? n - r0 : slab;
     kernel_op_rows(K, rows + r0, len, P, ncol, Q + r0, n, nthreads);
-    if (r0 + len < n && callback && callback(ctx, iteration, NULL)) return 1;
+    if (r0 + len < n && solver_poll(callback, ctx, iteration)) return 1;
   }
   for (int c = 0; c < ncol; c++)
     for (int i = 0; i < n; i++)
@@ -220,33 +217,37 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   woodbury w = {n, 0, noise, NULL, NULL, NULL};
   /* No column is running until the slots are filled. */
   cg_slots st = {n, 0, NULL, NULL, NULL, NULL, NULL};
+  double *Z, *Q, *bnorm, *res;
+  int *rows;
+  workspace ws;
   *iterations_done = 0;
 
-  st.X = calloc(len, sizeof(double));
-  st.R = malloc(sizeof(double) * len);
-  st.P = malloc(sizeof(double) * len);
-  st.rz = malloc(sizeof(double) * (size_t)nrhs);
-  st.col = malloc(sizeof(int) * (size_t)nrhs);
-  double *Z = malloc(sizeof(double) * len), *Q = malloc(sizeof(double) * len);
-  double *bnorm = malloc(sizeof(double) * (size_t)nrhs);
-  double *res = malloc(sizeof(double) * (size_t)nrhs);
-  int *rows = malloc(sizeof(int) * (size_t)n);
-  if (!st.X || !st.R || !st.P || !st.rz || !st.col || !Z || !Q || !bnorm ||
-      !res || !rows)
-    goto done;
-  status = woodbury_init(&w, K, opt, nrhs, callback, ctx);
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, st.X, len, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, st.R, len, 0);
+  WORKSPACE_ADD(&ws, st.P, len, 0);
+  WORKSPACE_ADD(&ws, st.rz, nrhs, 0);
+  WORKSPACE_ADD(&ws, st.col, nrhs, 0);
+  WORKSPACE_ADD(&ws, Z, len, 0);
+  WORKSPACE_ADD(&ws, Q, len, 0);
+  WORKSPACE_ADD(&ws, bnorm, nrhs, 0);
+  WORKSPACE_ADD(&ws, res, nrhs, 0);
+  WORKSPACE_ADD(&ws, rows, n, 0);
+  if (workspace_alloc(&ws)) goto done;
+  status = woodbury_init(&w, &ws, K, opt, nrhs, callback, ctx);
   if (status != SOLVER_MAX_ITER) goto done;
 
   for (int i = 0; i < n; i++) rows[i] = i;
   memcpy(st.R, rhs, sizeof(double) * len);
   st.nact = nrhs;
   for (int c = 0; c < nrhs; c++) {
-    const double bb = sqrt(dot(rhs + (size_t)c * n, rhs + (size_t)c * n, n));
-    /* A zero right-hand side is solved by alpha = 0 (residual 0). */
-    bnorm[c] = bb > 0 ? bb : 1.0;
-    res[c] = bb / bnorm[c];
+    /* Summed like every other dot product of CG. */
+    const double ss = dot(rhs + (size_t)c * n, rhs + (size_t)c * n, n);
+    bnorm[c] = solver_rhs_norm(ss);
+    /* 0 for a zero right-hand side: alpha = 0 solves it. */
+    res[c] = sqrt(ss) / bnorm[c];
     st.col[c] = c;
-    if (!isfinite(bb)) status = SOLVER_DIVERGED;
+    if (!isfinite(ss)) status = SOLVER_DIVERGED;
   }
   if (status == SOLVER_DIVERGED) goto done;
   retire_converged(&st, res, opt->tolerance, alpha);
@@ -300,16 +301,6 @@ done:
   for (int s = 0; s < st.nact; s++)
     memcpy(alpha + (size_t)st.col[s] * n, st.X + (size_t)s * n,
            sizeof(double) * (size_t)n);
-  woodbury_free(&w);
-  free(st.X);
-  free(st.R);
-  free(st.P);
-  free(st.rz);
-  free(st.col);
-  free(Z);
-  free(Q);
-  free(bnorm);
-  free(res);
-  free(rows);
+  workspace_free(&ws);
   return status;
 }

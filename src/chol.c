@@ -4,19 +4,13 @@
 #include "chol.h"
 #include "lapack.h"
 #include "threads.h"
+#include "workspace.h"
 
 /* Rows and columns per block: a tile of the trailing update and the panel
  * slices it reads, 128 KB each, stay in a core's cache. */
 #define CHOL_BLOCK 128
 
-static int min_int(int a, int b) { return a < b ? a : b; }
-
 static int nblocks(int n) { return (n + CHOL_BLOCK - 1) / CHOL_BLOCK; }
-
-static int stop_requested(solver_callback callback, void *ctx)
-{
-  return callback && callback(ctx, 0, NULL);
-}
 
 /* C (rows x ncol) -= op(A) B with op(A) = A or A' as trans_a says, A with
  * leading dimension lda and B, C with ldc, by blocks of CHOL_BLOCK rows of
@@ -100,7 +94,7 @@ int chol_lower(double *a, int n, int nthreads, solver_callback callback,
           dgemm_("N", "T", &h, &cw, &w, &minus_one, panel + r0, &n, panel + c0,
                  &n, &one, c, &n, 1, 1);
       }
-      if (stop_requested(callback, ctx)) return CHOL_STOPPED;
+      if (solver_poll(callback, ctx, 0)) return CHOL_STOPPED;
     }
   }
   return 0;
@@ -127,7 +121,7 @@ static int solve_blocks(const double *l, int ldl, int n, const char *trans,
                   rhs + j0 + w, ldr, nthreads);
     else
       update_rows("T", j0, nrhs, w, l + j0, ldl, rhs + j0, rhs, ldr, nthreads);
-    if (stop_requested(callback, ctx)) return CHOL_STOPPED;
+    if (solver_poll(callback, ctx, 0)) return CHOL_STOPPED;
   }
   return 0;
 }
@@ -215,12 +209,17 @@ static double norm1(const double *a, int n)
  * usually within a factor 3, for O(n^2) work against the factor's O(n^3). */
 static double rcond_of_factor(const double *l, int n, double anorm)
 {
-  double rcond = 0.0, *work = malloc(sizeof(double) * 3 * (size_t)n);
-  int *iwork = malloc(sizeof(int) * (size_t)n), info = 0;
-  if (work && iwork) dpocon_("L", &n, l, &n, &anorm, &rcond, work, iwork, &info, 1);
-  else rcond = -1.0;
-  free(work);
-  free(iwork);
+  double rcond = 0.0, *work;
+  int *iwork, info = 0;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, work, 3 * (size_t)n, 0);
+  WORKSPACE_ADD(&ws, iwork, n, 0);
+  if (workspace_alloc(&ws) == 0)
+    dpocon_("L", &n, l, &n, &anorm, &rcond, work, iwork, &info, 1);
+  else
+    rcond = -1.0;
+  workspace_free(&ws);
   return rcond;
 }
 

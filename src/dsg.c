@@ -1,26 +1,26 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "dsg.h"
 #include "rff.h"
 #include "rng.h"
+#include "workspace.h"
 
 /* Features regenerated per chunk of an evaluation: bounds the scratch
  * memory (chunk x (d + ncol) doubles) whatever the number of steps. */
-#define FEATURE_CHUNK 2048
+#define DSG_FEATURE_CHUNK 2048
 /* A probed residual twice its starting value of 1 (f = 0) means the
  * iteration is unstable: a stable run only decreases it, up to noise.  A
  * step slightly beyond the stability limit grows the residual slowly, so a
  * high threshold would let such runs finish and return garbage. */
-#define DIVERGENCE_RESIDUAL 2.0
+#define DSG_DIVERGENCE_RESIDUAL 2.0
 /* Feature evaluations (points x features) below which one thread does a
  * chunk: about a millisecond of work, less than waking a second thread can
  * cost on a busy machine, and DSG's early steps are all this small.  The
  * results do not depend on the choice. */
-#define PARALLEL_MIN_EVALS 32768
+#define DSG_PARALLEL_MIN_EVALS 32768
 /* The global scale of the coefficients is folded into them before it can
  * underflow (strong regularisation over many steps). */
-#define SCALE_FLOOR 1e-100
+#define DSG_SCALE_FLOOR 1e-100
 
 int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
                      const points *p, const double *A, int lda, int ncol,
@@ -31,18 +31,17 @@ int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)n);
   if (nfeat <= 0 || n == 0 || ncol == 0) return 0;
 
-  const int chunk = nfeat < FEATURE_CHUNK ? nfeat : FEATURE_CHUNK;
-  double *omega = malloc(sizeof(double) * (size_t)chunk * d);
-  double *phase = malloc(sizeof(double) * (size_t)chunk);
-  double *W = malloc(sizeof(double) * (size_t)chunk * ncol);
-  double *part = malloc(sizeof(double) * (size_t)n * ncol);
-  int status = 0;
-  if (!omega || !phase || !W || !part) {
-    status = -1;
-    goto done;
-  }
+  const int chunk = min_int(nfeat, DSG_FEATURE_CHUNK);
+  double *omega, *phase, *W, *part;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, omega, (size_t)chunk * d, 0);
+  WORKSPACE_ADD(&ws, phase, chunk, 0);
+  WORKSPACE_ADD(&ws, W, (size_t)chunk * ncol, 0);
+  WORKSPACE_ADD(&ws, part, (size_t)n * ncol, 0);
+  if (workspace_alloc(&ws)) return -1;
   const double scale = sqrt(2.0 * b->k->variance / b->block);
-  const int nth = (double)n * chunk < PARALLEL_MIN_EVALS ? 1 : nthreads;
+  const int nth = (double)n * chunk < DSG_PARALLEL_MIN_EVALS ? 1 : nthreads;
   for (int j0 = 0; j0 < nfeat; j0 += chunk) {
     const int len = nfeat - j0 < chunk ? nfeat - j0 : chunk;
     rff_draw_range(b->k, len, d, b->seed, first + (uint64_t)j0, omega, phase,
@@ -57,13 +56,8 @@ int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
       for (int i = 0; i < n; i++)
         out[i + (size_t)c * ldo] += part[i + (size_t)c * n];
   }
-
-done:
-  free(omega);
-  free(phase);
-  free(W);
-  free(part);
-  return status;
+  workspace_free(&ws);
+  return 0;
 }
 
 solver_status dsg_solve(const dsg_basis *basis, const points *x,
@@ -76,22 +70,25 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
   const int r = basis->block, T = opt->iterations, nth = opt->nthreads;
   const int lda = T * r;
   solver_status status = SOLVER_MAX_ITER;
+  int *idx, *prow;
+  double *w, *xb_, *fb, *phib, *eye, *xp_, *gp, *part, *bp_norm, *resid;
   *iterations_done = 0;
 
-  int *idx = malloc(sizeof(int) * (size_t)B);
-  int *prow = malloc(sizeof(int) * (size_t)P);
-  double *w = malloc(sizeof(double) * (size_t)B);
-  double *xb_ = malloc(sizeof(double) * (size_t)B * d);
-  double *fb = malloc(sizeof(double) * (size_t)B * nrhs);
-  double *phib = malloc(sizeof(double) * (size_t)B * r);
-  double *eye = calloc((size_t)r * r, sizeof(double));
-  double *xp_ = malloc(sizeof(double) * (size_t)P * d);
-  double *gp = calloc((size_t)P * nrhs, sizeof(double));
-  double *part = malloc(sizeof(double) * (size_t)P * nrhs);
-  double *bp_norm = malloc(sizeof(double) * (size_t)nrhs);
-  double *resid = malloc(sizeof(double) * (size_t)nrhs);
-  if (!idx || !prow || !w || !xb_ || !fb || !phib || !eye || !xp_ || !gp ||
-      !part || !bp_norm || !resid) {
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, idx, B, 0);
+  WORKSPACE_ADD(&ws, prow, P, 0);
+  WORKSPACE_ADD(&ws, w, B, 0);
+  WORKSPACE_ADD(&ws, xb_, (size_t)B * d, 0);
+  WORKSPACE_ADD(&ws, fb, (size_t)B * nrhs, 0);
+  WORKSPACE_ADD(&ws, phib, (size_t)B * r, 0);
+  WORKSPACE_ADD(&ws, eye, (size_t)r * r, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, xp_, (size_t)P * d, 0);
+  WORKSPACE_ADD(&ws, gp, (size_t)P * nrhs, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, part, (size_t)P * nrhs, 0);
+  WORKSPACE_ADD(&ws, bp_norm, nrhs, 0);
+  WORKSPACE_ADD(&ws, resid, nrhs, 0);
+  if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -108,14 +105,13 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
   for (int j = 0; j < P; j++)
     prow[j] = rng_index(opt->seed, RNG_STREAM_PROBE, (uint64_t)j, n);
   points_rows(x, prow, 0, P, xp_);
-  for (int c = 0; c < nrhs; c++) {
-    double ss = 0.0;
-    for (int j = 0; j < P; j++) {
-      const double v = rhs[prow[j] + (size_t)c * n];
-      ss += v * v;
-    }
-    bp_norm[c] = ss > 0 ? sqrt(ss) : 1.0;
-  }
+  solver_rhs_norms(rhs, n, nrhs, prow, P, bp_norm);
+  /* DSG has no tolerance: its probed residual tends to the exact
+   * solution's, not to 0.  The coefficients are checked as they are made. */
+  const solver_stop_rule rule = {
+      .nmeasures = nrhs, .diverged_above = DSG_DIVERGENCE_RESIDUAL,
+      .has_tolerance = 0, .tolerance = 0.0,
+      .iterate = NULL, .len = 0, .callback = callback, .ctx = ctx};
   /* Phi_t(x_B) itself is Phi_t(x_B) I, through the same evaluator. */
   for (int k = 0; k < r; k++) eye[k + (size_t)k * r] = 1.0;
 
@@ -177,38 +173,24 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
         ss += e * e;
       }
       resid[c] = sqrt(ss) / bp_norm[c];
-      if (!(resid[c] <= DIVERGENCE_RESIDUAL)) status = SOLVER_DIVERGED;
     }
-    if (status == SOLVER_DIVERGED) break;
+    const int record = (t + 1) % opt->check_every == 0 || t + 1 == T;
+    status = solver_end_step(&rule, t + 1, resid, record ? resid : NULL);
+    if (status != SOLVER_MAX_ITER) break;
 
-    if (scale < SCALE_FLOOR) {
+    /* After the end of the step: a run that stops there folds the scale in
+     * below all the same. */
+    if (scale < DSG_SCALE_FLOOR) {
       for (int c = 0; c < nrhs; c++)
         for (uint64_t j = 0; j < first + r; j++) alpha[j + (size_t)c * lda] *= scale;
       for (size_t i = 0; i < (size_t)P * nrhs; i++) gp[i] *= scale;
       scale = 1.0;
-    }
-
-    const int record = (t + 1) % opt->check_every == 0 || t + 1 == T;
-    if (callback && callback(ctx, t + 1, record ? resid : NULL)) {
-      status = SOLVER_STOPPED;
-      break;
     }
   }
 
   for (size_t i = 0; i < (size_t)lda * nrhs; i++) alpha[i] *= scale;
 
 done:
-  free(idx);
-  free(prow);
-  free(w);
-  free(xb_);
-  free(fb);
-  free(phib);
-  free(eye);
-  free(xp_);
-  free(gp);
-  free(part);
-  free(bp_norm);
-  free(resid);
+  workspace_free(&ws);
   return status;
 }

@@ -1,9 +1,9 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "kmeans.h"
 #include "rng.h"
 #include "threads.h"
+#include "workspace.h"
 
 /* Points per unit of parallel work; a fixed size, so the split (and every
  * result) is the same for any thread count. */
@@ -135,14 +135,19 @@ solver_status kmeans_fit(const points *x, int m, const kmeans_options *opt,
   const int n = x->n, d = x->d;
   const points cen = {centres, m, d, NULL};
   solver_status status = SOLVER_MAX_ITER;
-  double *d2 = malloc(sizeof(double) * (size_t)n);
-  char *chosen = calloc((size_t)n, 1);
-  int *label = malloc(sizeof(int) * (size_t)n);
-  int *order = malloc(sizeof(int) * (size_t)n);
-  int *start = malloc(sizeof(int) * ((size_t)m + 1));
+  double *d2;
+  char *chosen;
+  int *label, *order, *start;
+  workspace ws;
   *iterations_done = 0;
   objective[0] = NAN;
-  if (!d2 || !chosen || !label || !order || !start) {
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, d2, n, 0);
+  WORKSPACE_ADD(&ws, chosen, n, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, label, n, 0);
+  WORKSPACE_ADD(&ws, order, n, 0);
+  WORKSPACE_ADD(&ws, start, (size_t)m + 1, 0);
+  if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -156,7 +161,7 @@ solver_status kmeans_fit(const points *x, int m, const kmeans_options *opt,
     for (int c = 0; c < d; c++)
       centres[t + (size_t)c * m] = x->x[j + (size_t)c * n];
     update_nearest(x, &cen, t, d2, opt->nthreads);
-    if (callback && callback(ctx, 0, NULL)) {
+    if (solver_poll(callback, ctx, 0)) {
       status = SOLVER_STOPPED;
       goto done;
     }
@@ -171,7 +176,7 @@ solver_status kmeans_fit(const points *x, int m, const kmeans_options *opt,
     const int changed = assign(x, &cen, label, d2, opt->nthreads);
     objective[it] = sum(d2, n);
     *iterations_done = it;
-    if (callback && callback(ctx, it, NULL)) {
+    if (solver_poll(callback, ctx, it)) {
       status = SOLVER_STOPPED;
       break;
     }
@@ -179,10 +184,6 @@ solver_status kmeans_fit(const points *x, int m, const kmeans_options *opt,
   }
 
 done:
-  free(d2);
-  free(chosen);
-  free(label);
-  free(order);
-  free(start);
+  workspace_free(&ws);
   return status;
 }

@@ -1,11 +1,9 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "mll.h"
 #include "chol.h"
 #include "threads.h"
-
-#define LOG_2PI 1.8378770664093454836
+#include "workspace.h"
 
 /* With W = a a' - (K + noise I)^{-1}, every derivative of log p(y) is
  * tr(W dK)/2, and the dK are Hadamard products of kernel quantities, so the
@@ -53,12 +51,14 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
   mll_status status = MLL_OK;
   int info;
   double quad = 0.0, half_logdet = 0.0, trace_w = 0.0, trace_noise = 0.0;
-
-  double *kmat = malloc(sizeof(double) * (size_t)m * m);
-  double *a = malloc(sizeof(double) * (size_t)m);
-  double *sums = malloc(sizeof(double) * (size_t)m * stride);
-  double *scratch = malloc(sizeof(double) * 3 * (size_t)m * nthreads);
-  if (!kmat || !a || !sums || !scratch) {
+  double *kmat, *a, *sums, *scratch;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, kmat, (size_t)m * m, 0);
+  WORKSPACE_ADD(&ws, a, m, 0);
+  WORKSPACE_ADD(&ws, sums, (size_t)m * stride, 0);
+  WORKSPACE_ADD(&ws, scratch, 3 * (size_t)m * nthreads, 0);
+  if (workspace_alloc(&ws)) {
     status = MLL_NO_MEMORY;
     goto done;
   }
@@ -116,9 +116,6 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
   *value = -0.5 * quad - half_logdet - 0.5 * m * LOG_2PI;
 
 done:
-  free(kmat);
-  free(a);
-  free(sums);
-  free(scratch);
+  workspace_free(&ws);
   return status;
 }

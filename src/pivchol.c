@@ -1,8 +1,8 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "pivchol.h"
 #include "threads.h"
+#include "workspace.h"
 
 /* Rows per unit of work when a new column is orthogonalised against the
  * previous ones; each row's sum runs over the columns in order, so the
@@ -21,9 +21,13 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
   if (max_rank > n) max_rank = n;
   *rank = 0;
 
-  double *d = malloc(sizeof(double) * (size_t)n);
-  unsigned char *used = calloc((size_t)n, 1);
-  if (!d || !used) {
+  double *d;
+  unsigned char *used;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, d, n, 0);
+  WORKSPACE_ADD(&ws, used, n, WORKSPACE_ZEROED);
+  if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
@@ -49,7 +53,7 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
     kernel_op_row_values(K, piv, col);
 
     #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
-        if ((double)n * m > 1e6)
+        if ((double)n * m > PARALLEL_MIN_WORK)
     for (int i0 = 0; i0 < n; i0 += PIVCHOL_CHUNK) {
       const int i1 = i0 + PIVCHOL_CHUNK < n ? i0 + PIVCHOL_CHUNK : n;
       for (int l = 0; l < m; l++) {
@@ -72,7 +76,7 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
     }
     trace[m] = rest / trace0;
     *rank = m + 1;
-    if (callback && callback(ctx, 0, NULL)) {
+    if (solver_poll(callback, ctx, 0)) {
       status = SOLVER_STOPPED;
       break;
     }
@@ -83,7 +87,6 @@ solver_status pivchol(const kernel_op *K, double jitter, int max_rank,
   }
 
 done:
-  free(d);
-  free(used);
+  workspace_free(&ws);
   return status;
 }

@@ -1,37 +1,37 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "recombination.h"
 #include "lapack.h"
 #include "rng.h"
+#include "workspace.h"
 
 /* Groups per round of the randomised wrapper, per point of the reduced
  * support: the reference's fact = 50. */
-#define GROUP_FACTOR 50
+#define RECOMB_GROUP_FACTOR 50
 /* The deterministic routine works on 2 (r + 1) groups at a time, so each of
  * its SVDs is of a (r + 1) x 2 (r + 1) matrix whatever N is. */
-#define DET_GROUP_FACTOR 2
+#define RECOMB_DET_GROUP_FACTOR 2
 /* Basis moves per restart are 2 (r + 1) times the Luby sequence; the total
  * covers its first seven terms (1, 1, 2, 1, 1, 2, 4). */
-#define MOVES_FACTOR 2
-#define MAX_MOVES_FACTOR 24
+#define RECOMB_MOVES_FACTOR 2
+#define RECOMB_MAX_MOVES_FACTOR 24
 /* Redraws of a singular random basis before giving up (the reference's 5). */
-#define MAX_REDRAWS 5
+#define RECOMB_MAX_REDRAWS 5
 /* A direction (or singular value) this small relative to the largest is
  * treated as zero: dropping it moves the mean by at most this fraction of
  * the points' spread. */
-#define RANK_TOL 1e-12
+#define RECOMB_RANK_TOL 1e-12
 /* Bases whose condition number (1-norm) exceeds this are redrawn. */
-#define COND_LIMIT 1e12
+#define RECOMB_COND_LIMIT 1e12
 /* A Sherman-Morrison-updated inverse further than this from the identity
  * (max-norm of A B' - I) is recomputed. */
-#define INVERSE_TOL 1e-9
+#define RECOMB_INVERSE_TOL 1e-9
 /* A new basis point must have a pivot at least this fraction of its
  * largest coordinate, which keeps the updated basis well conditioned. */
-#define PIVOT_TOL 1e-9
+#define RECOMB_PIVOT_TOL 1e-9
 /* A point this close to the barycentre (in the scaled coordinates) carries
  * the whole weight alone. */
-#define CENTRE_TOL 1e-14
+#define RECOMB_CENTRE_TOL 1e-14
 
 typedef struct {
   uint64_t seed;
@@ -67,11 +67,13 @@ static int tl_car(const double *P, int M, int r, double *T)
   if (M <= rows) return 0;
   int status = 0, info = 0, lwork = -1;
   double query = 0.0, dummy = 0.0;
-  double *A = malloc(sizeof(double) * (size_t)rows * M);
-  double *s = malloc(sizeof(double) * (size_t)rows);
-  double *VT = malloc(sizeof(double) * (size_t)M * M);
-  double *work = NULL, *phi = NULL;
-  if (!A || !s || !VT) {
+  double *A, *s, *VT, *work, *phi;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, A, (size_t)rows * M, 0);
+  WORKSPACE_ADD(&ws, s, rows, 0);
+  WORKSPACE_ADD(&ws, VT, (size_t)M * M, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -82,8 +84,8 @@ static int tl_car(const double *P, int M, int r, double *T)
   dgesvd_("N", "A", &rows, &M, A, &rows, s, &dummy, &one, VT, &M, &query,
           &lwork, &info, 1, 1);
   lwork = (int)query;
-  work = malloc(sizeof(double) * (size_t)lwork);
-  if (!work) {
+  WORKSPACE_ADD(&ws, work, lwork, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -92,11 +94,11 @@ static int tl_car(const double *P, int M, int r, double *T)
   if (info != 0) goto done; /* no convergence: keep the weights as they are */
 
   int q = 0;
-  while (q < rows && s[q] > RANK_TOL * s[0]) q++;
+  while (q < rows && s[q] > RECOMB_RANK_TOL * s[0]) q++;
   /* Null vectors are rows q..M-1 of VT; copy them out as vectors. */
   const int nnull = M - q;
-  phi = malloc(sizeof(double) * (size_t)nnull * M);
-  if (!phi) {
+  WORKSPACE_ADD(&ws, phi, (size_t)nnull * M, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -136,11 +138,7 @@ static int tl_car(const double *P, int M, int r, double *T)
   }
 
 done:
-  free(phi);
-  free(A);
-  free(s);
-  free(VT);
-  free(work);
+  workspace_free(&ws);
   return status;
 }
 
@@ -185,7 +183,7 @@ static int cone_set_basis(cone_state *cs, const int *alive, int nalive)
     for (int c = 0; c < r; c++) cn += fabs(cs->A[c + (size_t)l * r]);
     anorm = fmax(anorm, cn);
   }
-  if (!(bnorm * anorm < COND_LIMIT)) return 0;
+  if (!(bnorm * anorm < RECOMB_COND_LIMIT)) return 0;
   for (int a = 0; a < nalive; a++) {
     const int i = alive[a];
     for (int l = 0; l < r; l++) {
@@ -213,7 +211,7 @@ static int cone_finish(cone_state *cs, int j, double total, double *T)
   double amax = 0.0, sum = 0.0;
   for (int l = 0; l < r; l++) amax = fmax(amax, fabs(cs->col[l]));
   for (int l = 0; l < r; l++) {
-    if (cs->col[l] > RANK_TOL * (1.0 + amax)) return 0;
+    if (cs->col[l] > RECOMB_RANK_TOL * (1.0 + amax)) return 0;
     if (cs->col[l] > 0.0) cs->col[l] = 0.0;
     sum += cs->col[l];
   }
@@ -277,20 +275,23 @@ static int cone_search(const double *P, int M, int r, double *T,
   double total = 0.0;
   for (int g = 0; g < M; g++) total += T[g];
   cone_state cs = {P, M, r, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-  int *alive = malloc(sizeof(int) * (size_t)M);
-  int *perm = malloc(sizeof(int) * (size_t)M);
-  double *unit = malloc(sizeof(double) * (size_t)M * r);
-  double *mhat = malloc(sizeof(double) * (size_t)r);
-  cs.basis = malloc(sizeof(int) * (size_t)r);
-  cs.in_basis = calloc((size_t)M, 1);
-  cs.Bt = malloc(sizeof(double) * (size_t)r * r);
-  cs.A = malloc(sizeof(double) * (size_t)r * r);
-  cs.AX = malloc(sizeof(double) * (size_t)r * M);
-  cs.tmp = malloc(sizeof(double) * (size_t)r * r);
-  cs.col = malloc(sizeof(double) * (size_t)r);
-  cs.ipiv = malloc(sizeof(int) * (size_t)r);
-  if (!alive || !perm || !unit || !mhat || !cs.basis || !cs.in_basis ||
-      !cs.Bt || !cs.A || !cs.AX || !cs.tmp || !cs.col || !cs.ipiv) {
+  int *alive, *perm;
+  double *unit, *mhat;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, alive, M, 0);
+  WORKSPACE_ADD(&ws, perm, M, 0);
+  WORKSPACE_ADD(&ws, unit, (size_t)M * r, 0);
+  WORKSPACE_ADD(&ws, mhat, r, 0);
+  WORKSPACE_ADD(&ws, cs.basis, r, 0);
+  WORKSPACE_ADD(&ws, cs.in_basis, M, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, cs.Bt, (size_t)r * r, 0);
+  WORKSPACE_ADD(&ws, cs.A, (size_t)r * r, 0);
+  WORKSPACE_ADD(&ws, cs.AX, (size_t)r * M, 0);
+  WORKSPACE_ADD(&ws, cs.tmp, (size_t)r * r, 0);
+  WORKSPACE_ADD(&ws, cs.col, r, 0);
+  WORKSPACE_ADD(&ws, cs.ipiv, r, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -307,12 +308,12 @@ static int cone_search(const double *P, int M, int r, double *T,
   /* Pruned points stay pruned across restarts: a point inside the cone of
    * any basis can be traded for basis points, so the reduced measure's
    * existence never depended on it. */
-  const int max_moves = MAX_MOVES_FACTOR * (r + 1);
+  const int max_moves = RECOMB_MAX_MOVES_FACTOR * (r + 1);
   int moves = 0;
   for (int run = 1; moves < max_moves; run++) {
-    const int budget = MOVES_FACTOR * (r + 1) * luby(run);
+    const int budget = RECOMB_MOVES_FACTOR * (r + 1) * luby(run);
     int ok = 0;
-    for (int tries = 0; tries < MAX_REDRAWS && !ok; tries++) {
+    for (int tries = 0; tries < RECOMB_MAX_REDRAWS && !ok; tries++) {
       /* r distinct alive points, by a partial Fisher-Yates shuffle. */
       memcpy(perm, alive, sizeof(int) * (size_t)nalive);
       for (int l = 0; l < r; l++) {
@@ -375,7 +376,7 @@ static int cone_search(const double *P, int M, int r, double *T,
         const double *x = cs.AX + (size_t)i * r;
         double amax = 0.0, score = 0.0;
         for (int l = 0; l < r; l++) amax = fmax(amax, fabs(x[l]));
-        if (!(fabs(x[k]) >= PIVOT_TOL * amax) || amax == 0.0) continue;
+        if (!(fabs(x[k]) >= RECOMB_PIVOT_TOL * amax) || amax == 0.0) continue;
         for (int c = 0; c < r; c++) score += unit[i + (size_t)c * M] * mhat[c];
         if (best < 0 || score < best_score) {
           best = i;
@@ -384,24 +385,14 @@ static int cone_search(const double *P, int M, int r, double *T,
       }
       if (best < 0) break;
       cone_pivot(&cs, k, best, alive, nalive);
-      if (inverse_error(&cs) > INVERSE_TOL && !cone_set_basis(&cs, alive, nalive))
+      if (inverse_error(&cs) > RECOMB_INVERSE_TOL &&
+          !cone_set_basis(&cs, alive, nalive))
         break;
     }
   }
 
 done:
-  free(alive);
-  free(perm);
-  free(unit);
-  free(mhat);
-  free(cs.basis);
-  free(cs.in_basis);
-  free(cs.Bt);
-  free(cs.A);
-  free(cs.AX);
-  free(cs.tmp);
-  free(cs.col);
-  free(cs.ipiv);
+  workspace_free(&ws);
   return status;
 }
 
@@ -434,7 +425,7 @@ static int reduce_points(double *P, int M, int r, double *T, int randomized,
     for (int g = 0; g < M && centre < 0; g++) {
       double a = 0.0;
       for (int c = 0; c < r; c++) a = fmax(a, fabs(P[g + (size_t)c * M]));
-      if (a <= CENTRE_TOL) centre = g;
+      if (a <= RECOMB_CENTRE_TOL) centre = g;
     }
   } else {
     centre = 0; /* all points coincide */
@@ -451,25 +442,27 @@ static int reduce_points(double *P, int M, int r, double *T, int randomized,
     if (found != 0) return found < 0 ? -1 : 0;
     ctx->stats->cone_failures++;
   }
-  if (M <= DET_GROUP_FACTOR * (r + 1)) return tl_car(P, M, r, T);
+  if (M <= RECOMB_DET_GROUP_FACTOR * (r + 1)) return tl_car(P, M, r, T);
 
-  int *idx = malloc(sizeof(int) * (size_t)M);
-  double *mu = malloc(sizeof(double) * (size_t)M);
-  int status = -1, kept = M;
-  if (idx && mu) {
+  int *idx, status = -1, kept = M;
+  double *mu;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, idx, M, 0);
+  WORKSPACE_ADD(&ws, mu, M, 0);
+  if (workspace_alloc(&ws) == 0) {
     for (int g = 0; g < M; g++) {
       idx[g] = g;
       mu[g] = T[g];
     }
-    status = reduce_measure(P, M, r, idx, mu, &kept, DET_GROUP_FACTOR * (r + 1),
-                            0, ctx);
+    status = reduce_measure(P, M, r, idx, mu, &kept,
+                            RECOMB_DET_GROUP_FACTOR * (r + 1), 0, ctx);
     if (status == 0) {
       memset(T, 0, sizeof(double) * (size_t)M);
       for (int k = 0; k < kept; k++) T[idx[k]] = mu[k];
     }
   }
-  free(idx);
-  free(mu);
+  workspace_free(&ws);
   return status;
 }
 
@@ -483,10 +476,13 @@ static int reduce_measure(const double *z, int ldz, int r, int *idx,
                           recomb_ctx *ctx)
 {
   int status = 0;
-  double *P = malloc(sizeof(double) * (size_t)groups * r);
-  double *T = malloc(sizeof(double) * (size_t)groups);
-  double *T0 = malloc(sizeof(double) * (size_t)groups);
-  if (!P || !T || !T0) {
+  double *P, *T, *T0;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, P, (size_t)groups * r, 0);
+  WORKSPACE_ADD(&ws, T, groups, 0);
+  WORKSPACE_ADD(&ws, T0, groups, 0);
+  if (workspace_alloc(&ws)) {
     status = -1;
     goto done;
   }
@@ -527,9 +523,7 @@ static int reduce_measure(const double *z, int ldz, int r, int *idx,
     if (G == m || !progressed) break;
   }
 done:
-  free(P);
-  free(T);
-  free(T0);
+  workspace_free(&ws);
   return status;
 }
 
@@ -555,16 +549,19 @@ int recombine(const double *x, int N, int n, const double *mu,
 
   int status = -1, r = 0, kept = Ns, lwork = -1, info = 0, one = 1;
   double query = 0.0, dummy = 0.0;
-  int *sidx = malloc(sizeof(int) * (size_t)Ns);
-  int *lidx = malloc(sizeof(int) * (size_t)Ns);
-  double *smu = malloc(sizeof(double) * (size_t)Ns);
-  double *y = malloc(sizeof(double) * (size_t)Ns * n);
-  double *z = malloc(sizeof(double) * (size_t)Ns * n);
-  double *C = malloc(sizeof(double) * (size_t)n * n);
-  double *U = malloc(sizeof(double) * (size_t)n * n);
-  double *sv = malloc(sizeof(double) * (size_t)n);
-  double *work = NULL;
-  if (!sidx || !lidx || !smu || !y || !z || !C || !U || !sv) goto done;
+  int *sidx, *lidx;
+  double *smu, *y, *z, *C, *U, *sv, *work;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, sidx, Ns, 0);
+  WORKSPACE_ADD(&ws, lidx, Ns, 0);
+  WORKSPACE_ADD(&ws, smu, Ns, 0);
+  WORKSPACE_ADD(&ws, y, (size_t)Ns * n, 0);
+  WORKSPACE_ADD(&ws, z, (size_t)Ns * n, 0);
+  WORKSPACE_ADD(&ws, C, (size_t)n * n, 0);
+  WORKSPACE_ADD(&ws, U, (size_t)n * n, 0);
+  WORKSPACE_ADD(&ws, sv, n, 0);
+  if (workspace_alloc(&ws)) goto done;
 
   double total = 0.0;
   for (int i = 0, k = 0; i < N; i++)
@@ -609,8 +606,8 @@ int recombine(const double *x, int N, int n, const double *mu,
   dgesvd_("A", "N", &n, &n, C, &n, sv, U, &n, &dummy, &one, &query, &lwork,
           &info, 1, 1);
   lwork = (int)query;
-  work = malloc(sizeof(double) * (size_t)lwork);
-  if (!work) goto done;
+  WORKSPACE_ADD(&ws, work, lwork, 0);
+  if (workspace_alloc(&ws)) goto done;
   dgesvd_("A", "N", &n, &n, C, &n, sv, U, &n, &dummy, &one, work, &lwork,
           &info, 1, 1);
   if (info != 0) { /* cannot happen for a symmetric PSD matrix; be safe */
@@ -625,7 +622,7 @@ int recombine(const double *x, int N, int n, const double *mu,
       zc[k] = s;
       amax = fmax(amax, fabs(s));
     }
-    if (amax > RANK_TOL * ymax) {
+    if (amax > RECOMB_RANK_TOL * ymax) {
       for (int k = 0; k < Ns; k++) zc[k] /= amax;
       r++;
     }
@@ -638,8 +635,9 @@ int recombine(const double *x, int N, int n, const double *mu,
     goto done;
   }
   for (int k = 0; k < Ns; k++) lidx[k] = k;
-  if (reduce_measure(z, Ns, r, lidx, smu, &kept,
-                     (method == RECOMB_RANDOMIZED ? GROUP_FACTOR : DET_GROUP_FACTOR) * (r + 1),
+  const int factor = method == RECOMB_RANDOMIZED ? RECOMB_GROUP_FACTOR
+                                                 : RECOMB_DET_GROUP_FACTOR;
+  if (reduce_measure(z, Ns, r, lidx, smu, &kept, factor * (r + 1),
                      method == RECOMB_RANDOMIZED, &ctx) < 0)
     goto done;
   for (int k = 0; k < kept; k++) {
@@ -649,14 +647,6 @@ int recombine(const double *x, int N, int n, const double *mu,
   status = kept;
 
 done:
-  free(sidx);
-  free(lidx);
-  free(smu);
-  free(y);
-  free(z);
-  free(C);
-  free(U);
-  free(sv);
-  free(work);
+  workspace_free(&ws);
   return status;
 }

@@ -5,12 +5,13 @@
 #include "rff.h"
 #include "rng.h"
 #include "threads.h"
+#include "workspace.h"
 
 /* A probed residual this far above its starting value of 1 (alpha = 0)
  * means the iteration is unstable: the step size is too large. */
-#define DIVERGENCE_RESIDUAL 1e3
+#define SDD_DIVERGENCE_RESIDUAL 1e3
 /* Rows per unit of work in the dense (elementwise) part of a step. */
-#define DENSE_CHUNK 4096
+#define SDD_DENSE_CHUNK 4096
 
 void residual_probe(const kernel_op *K, const double *noise,
                     const double *rhs, const double *rhs_norm, int nrhs,
@@ -214,9 +215,9 @@ static void update(sdd_work *w, double *mom, double *alpha_bar, double r)
    * and decay m by rho ahead of the next step's gradient, which together
    * give m_t = g_t + rho m_{t-1}. */
   #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) \
-      if (n > DENSE_CHUNK)
-  for (int i0 = 0; i0 < n; i0 += DENSE_CHUNK) {
-    const int i1 = i0 + DENSE_CHUNK < n ? i0 + DENSE_CHUNK : n;
+      if (n > SDD_DENSE_CHUNK)
+  for (int i0 = 0; i0 < n; i0 += SDD_DENSE_CHUNK) {
+    const int i1 = i0 + SDD_DENSE_CHUNK < n ? i0 + SDD_DENSE_CHUNK : n;
     for (int c = 0; c < nrhs; c++) {
       const double lr = opt->step_size[c], lr_rho = lr * rho;
       double *a = w->alpha + (size_t)c * n, *m = mom + (size_t)c * n;
@@ -294,44 +295,45 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   /* A batch larger than the data would make an epoch of permutation
    * sampling empty. */
   const int B = opt->batch_size < n ? opt->batch_size : n;
-  const size_t len = (size_t)n * nrhs, m = featured ? (size_t)opt->features : 0;
+  const size_t len = (size_t)n * nrhs, m = (size_t)opt->features;
   solver_status status = SOLVER_MAX_ITER;
   double metric_seconds = 0.0;
   int t = 0, next_metric = 0;
+  double *mom, *probe_work, *rhs_norm, *values, *metric_work;
+  int *probe_rows;
 
   sdd_work w = {K, noise, rhs, opt, n, B, nrhs, NULL, NULL, NULL, NULL,
                 NULL, NULL, NULL, NULL, NULL};
-  w.alpha = calloc(len, sizeof(double));
-  w.grad = malloc(sizeof(double) * (est == SDD_DUAL_COORDINATES ? (size_t)B * nrhs : len));
-  if (with_rows) w.rows = malloc(sizeof(double) * (size_t)B * nrhs);
-  if (with_tmp) w.tmp = malloc(sizeof(double) * len);
-  if (featured) {
-    w.omega = malloc(sizeof(double) * m * K->x2->d);
-    w.phase = malloc(sizeof(double) * m);
-    w.W = malloc(sizeof(double) * m * nrhs);
-  }
-  if (batched) w.idx = malloc(sizeof(int) * (size_t)B);
-  if (permuted) w.perm = malloc(sizeof(int) * (size_t)n);
-  double *mom = calloc(len, sizeof(double));
-  double *probe_work = malloc(sizeof(double) * (size_t)P * nrhs);
-  double *rhs_norm = malloc(sizeof(double) * (size_t)nrhs);
-  double *values = malloc(sizeof(double) * (size_t)nvalues);
-  double *metric_work = metric_len ? malloc(sizeof(double) * metric_len) : NULL;
-  int *probe_rows = malloc(sizeof(int) * (size_t)P);
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, w.alpha, len, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, w.grad, est == SDD_DUAL_COORDINATES ? (size_t)B * nrhs : len, 0);
+  WORKSPACE_ADD_IF(&ws, with_rows, w.rows, (size_t)B * nrhs, 0);
+  WORKSPACE_ADD_IF(&ws, with_tmp, w.tmp, len, 0);
+  WORKSPACE_ADD_IF(&ws, featured, w.omega, m * K->x2->d, 0);
+  WORKSPACE_ADD_IF(&ws, featured, w.phase, m, 0);
+  WORKSPACE_ADD_IF(&ws, featured, w.W, m * nrhs, 0);
+  WORKSPACE_ADD_IF(&ws, batched, w.idx, B, 0);
+  WORKSPACE_ADD_IF(&ws, permuted, w.perm, n, 0);
+  WORKSPACE_ADD(&ws, mom, len, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, probe_work, (size_t)P * nrhs, 0);
+  WORKSPACE_ADD(&ws, rhs_norm, nrhs, 0);
+  WORKSPACE_ADD(&ws, values, nvalues, 0);
+  WORKSPACE_ADD_IF(&ws, metric_len > 0, metric_work, metric_len, 0);
+  WORKSPACE_ADD(&ws, probe_rows, P, 0);
   *iterations_done = 0;
-  if (!w.alpha || !w.grad || (with_rows && !w.rows) || (with_tmp && !w.tmp) ||
-      (featured && (!w.omega || !w.phase || !w.W)) || (batched && !w.idx) ||
-      (permuted && !w.perm) || !mom || !probe_work || !rhs_norm || !values ||
-      (metric_len && !metric_work) || !probe_rows) {
+  if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
   memset(alpha_bar, 0, sizeof(double) * len);
-  for (int c = 0; c < nrhs; c++) {
-    double ss = 0.0;
-    for (int i = 0; i < n; i++) ss += rhs[i + (size_t)c * n] * rhs[i + (size_t)c * n];
-    rhs_norm[c] = ss > 0 ? sqrt(ss) : 1.0;
-  }
+  solver_rhs_norms(rhs, n, nrhs, NULL, n, rhs_norm);
+  /* Probed residuals are the measures; the iterate (not only its average)
+   * must stay finite. */
+  const solver_stop_rule rule = {
+      .nmeasures = nrhs, .diverged_above = SDD_DIVERGENCE_RESIDUAL,
+      .has_tolerance = 1, .tolerance = opt->tolerance,
+      .iterate = w.alpha, .len = len, .callback = callback, .ctx = ctx};
 
   const double started = omp_get_wtime();
   /* The clock is read only when there is a limit. */
@@ -350,66 +352,31 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
                            t + 1 == opt->iterations || out_of_time);
     while (next_metric < mt->n_at && mt->at[next_metric] < t + 1) next_metric++;
     const int metric_now = next_metric < mt->n_at && mt->at[next_metric] == t + 1;
-    if (!probe_now && !metric_now) {
-      if (callback && callback(ctx, t + 1, NULL)) {
-        status = SOLVER_STOPPED;
-        break;
+    const int report = probe_now || metric_now;
+    if (report) {
+      for (int c = 0; c < nvalues; c++) values[c] = NAN;
+      if (metric_now) {
+        const double start = omp_get_wtime();
+        evaluate_metrics(&w, alpha_bar, metric_work, values + nrhs);
+        metric_seconds += omp_get_wtime() - start;
       }
-      continue;
+      values[nrhs + 3] = metric_seconds;
+      if (probe_now)
+        residual_probe(K, noise, rhs, rhs_norm, nrhs, alpha_bar, P, opt->seed,
+                       (uint64_t)(t + 1), opt->nthreads, probe_work,
+                       probe_rows, values);
     }
-
-    for (int c = 0; c < nvalues; c++) values[c] = NAN;
-    if (metric_now) {
-      const double start = omp_get_wtime();
-      evaluate_metrics(&w, alpha_bar, metric_work, values + nrhs);
-      metric_seconds += omp_get_wtime() - start;
-    }
-    values[nrhs + 3] = metric_seconds;
-    int below = 0;
-    if (probe_now) {
-      residual_probe(K, noise, rhs, rhs_norm, nrhs, alpha_bar, P, opt->seed,
-                     (uint64_t)(t + 1), opt->nthreads, probe_work, probe_rows,
-                     values);
-      below = 1;
-      for (int c = 0; c < nrhs; c++) {
-        if (!isfinite(values[c]) || values[c] > DIVERGENCE_RESIDUAL)
-          status = SOLVER_DIVERGED;
-        if (!(values[c] < opt->tolerance)) below = 0;
-      }
-      if (status == SOLVER_DIVERGED || !solver_all_finite(w.alpha, len)) {
-        status = SOLVER_DIVERGED;
-        break;
-      }
-    }
-    if (callback && callback(ctx, t + 1, values)) {
-      status = SOLVER_STOPPED;
-      break;
-    }
-    if (below) {
-      status = SOLVER_TOLERANCE;
-      break;
-    }
-    if (out_of_time && t + 1 < opt->iterations) {
+    status = solver_end_step(&rule, t + 1, probe_now ? values : NULL,
+                             report ? values : NULL);
+    /* Out of time, the run ends after this step's checks (such a step
+     * probes, see above). */
+    if (status == SOLVER_MAX_ITER && report && out_of_time &&
+        t + 1 < opt->iterations)
       status = SOLVER_TIME_LIMIT;
-      break;
-    }
+    if (status != SOLVER_MAX_ITER) break;
   }
 
 done:
-  free(w.alpha);
-  free(w.grad);
-  free(w.rows);
-  free(w.tmp);
-  free(w.omega);
-  free(w.phase);
-  free(w.W);
-  free(w.idx);
-  free(w.perm);
-  free(mom);
-  free(probe_work);
-  free(rhs_norm);
-  free(values);
-  free(metric_work);
-  free(probe_rows);
+  workspace_free(&ws);
   return status;
 }

@@ -1,40 +1,25 @@
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 #include "svgp.h"
 #include "chol.h"
 #include "lapack.h"
 #include "threads.h"
+#include "workspace.h"
 
-#define LOG_2PI 1.8378770664093454836
 /* Kernel values per chunk of training points (M x c): 4 MB, and a fraction
  * of a second of BLAS work at M = 3000 between checks for Ctrl-C. */
-#define CHUNK_ENTRIES (1 << 19)
+#define SVGP_CHUNK_ENTRIES (1 << 19)
 /* Columns per BLAS call when a product is split over threads.  The split
  * depends only on the sizes, never on the thread count, so each entry is
  * computed by the same call whichever thread makes it. */
-#define BLAS_BLOCK 32
+#define SVGP_BLAS_BLOCK 32
 /* Points handled at a time in the gradient's pairwise sums. */
-#define TILE 128
-/* Below about this many flops a thread team costs more than it saves. */
-#define PARALLEL_WORK 1e6
-
-/* Adam's standard constants (Kingma & Ba 2015). */
-#define ADAM_BETA1 0.9
-#define ADAM_BETA2 0.999
-#define ADAM_EPS 1e-8
-
-static int min_int(int a, int b) { return a < b ? a : b; }
+#define SVGP_TILE 128
 
 static int chunk_width(int m, int n)
 {
-  const int c = CHUNK_ENTRIES / m;
-  return min_int(c > BLAS_BLOCK ? c : BLAS_BLOCK, n);
-}
-
-static int poll(const svgp_problem *p)
-{
-  return p->callback && p->callback(p->ctx, 0, NULL);
+  const int c = SVGP_CHUNK_ENTRIES / m;
+  return min_int(c > SVGP_BLAS_BLOCK ? c : SVGP_BLAS_BLOCK, n);
 }
 
 /* B := op(L)^-1 B for the m x m lower triangular L (op as trans says) and
@@ -51,12 +36,12 @@ static int solve_left(const char *trans, const double *L, int m, double *B,
 static void add_outer_lower(const double *A, int m, int k, double *C,
                             int nthreads)
 {
-  const int nb = (m + BLAS_BLOCK - 1) / BLAS_BLOCK;
+  const int nb = (m + SVGP_BLAS_BLOCK - 1) / SVGP_BLAS_BLOCK;
   const double one = 1.0;
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
-      if (nb > 1 && (double)m * m * k > PARALLEL_WORK)
+      if (nb > 1 && (double)m * m * k > PARALLEL_MIN_WORK)
   for (int b = 0; b < nb; b++) {
-    const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, m - j0);
+    const int j0 = b * SVGP_BLAS_BLOCK, w = min_int(SVGP_BLAS_BLOCK, m - j0);
     const int rows = m - j0;
     dgemm_("N", "T", &rows, &w, &k, &one, A + j0, &m, A + j0, &m, &one,
            C + j0 + (size_t)j0 * m, &m, 1, 1);
@@ -68,12 +53,12 @@ static void add_outer_lower(const double *A, int m, int k, double *C,
 static void cross_product(const double *A, int m, int k, const double *W,
                           double *C, int nthreads)
 {
-  const int nb = (m + BLAS_BLOCK - 1) / BLAS_BLOCK;
+  const int nb = (m + SVGP_BLAS_BLOCK - 1) / SVGP_BLAS_BLOCK;
   const double one = 1.0, zero = 0.0;
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(dynamic) \
-      if (nb > 1 && (double)m * m * k > PARALLEL_WORK)
+      if (nb > 1 && (double)m * m * k > PARALLEL_MIN_WORK)
   for (int b = 0; b < nb; b++) {
-    const int j0 = b * BLAS_BLOCK, w = min_int(BLAS_BLOCK, m - j0);
+    const int j0 = b * SVGP_BLAS_BLOCK, w = min_int(SVGP_BLAS_BLOCK, m - j0);
     dgemm_("T", "N", &k, &w, &m, &one, A, &m, W + (size_t)j0 * m, &m, &zero,
            C + (size_t)j0 * k, &k, 1, 1);
   }
@@ -113,9 +98,9 @@ static void pair_gradient(const kernel *k, const points *z, int j,
                           const points *y, const double *w, double scale,
                           double *grad)
 {
-  double r2[TILE], wk[TILE];
-  for (int i0 = 0; i0 < y->n; i0 += TILE) {
-    const int len = min_int(TILE, y->n - i0);
+  double r2[SVGP_TILE], wk[SVGP_TILE];
+  for (int i0 = 0; i0 < y->n; i0 += SVGP_TILE) {
+    const int len = min_int(SVGP_TILE, y->n - i0);
     block_sq_dist(z, j, y, i0, len, r2);
     for (int t = 0; t < len; t++) wk[t] = w[i0 + t] * kernel_dr2(k, r2[t]);
     for (int c = 0; c < z->d; c++) {
@@ -146,9 +131,12 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
   const int m = z->n, n = p->x->n, d = z->d, nth = p->nthreads, inc = 1;
   const double *a = fit->coef, minus_one = -1.0, one = 1.0;
   svgp_status status = SVGP_OK;
-  double *w = calloc((size_t)m * m, sizeof(double));
-  double *gt = malloc(sizeof(double) * (size_t)cw * m);
-  if (!w || !gt) {
+  double *w, *gt;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, w, (size_t)m * m, WORKSPACE_ZEROED);
+  WORKSPACE_ADD(&ws, gt, (size_t)cw * m, 0);
+  if (workspace_alloc(&ws)) {
     status = SVGP_NO_MEMORY;
     goto done;
   }
@@ -187,7 +175,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
   /* Kmm: z_j enters entries (j, l) and (l, j), and d(r2)/dz_j =
    * 2 (z_j - z_l), hence the factor 4. */
   #pragma omp parallel for num_threads(threads_team(nth)) schedule(static) \
-      if ((double)m * m * d > PARALLEL_WORK)
+      if ((double)m * m * d > PARALLEL_MIN_WORK)
   for (int j = 0; j < m; j++)
     pair_gradient(k, z, j, z, b + (size_t)j * m, 4.0, grad);
 
@@ -202,14 +190,14 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
     for (int i = 0; i < len; i++) r[i] /= p->noise[i0 + i];
     cross_product(kc, m, len, w, gt, nth); /* gt = Kc' W, len x m */
     #pragma omp parallel for num_threads(threads_team(nth)) schedule(static) \
-        if ((double)m * len * d > PARALLEL_WORK)
+        if ((double)m * len * d > PARALLEL_MIN_WORK)
     for (int j = 0; j < m; j++) {
       double *gj = gt + (size_t)j * len; /* column j of dF/dKmn, transposed */
       for (int i = 0; i < len; i++)
         gj[i] = gj[i] / p->noise[i0 + i] + a[j] * r[i];
       pair_gradient(k, z, j, &xcp, gj, 2.0, grad);
     }
-    if (poll(p)) {
+    if (solver_poll(p->callback, p->ctx, 0)) {
       status = SVGP_STOPPED;
       goto done;
     }
@@ -221,8 +209,7 @@ static svgp_status elbo_gradient(const svgp_problem *p, const points *z,
     }
 
 done:
-  free(w);
-  free(gt);
+  workspace_free(&ws);
   return status;
 }
 
@@ -237,12 +224,15 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
   double *L = out->chol_kmm, *B = out->chol_b, *a = out->coef;
   svgp_status status = SVGP_OK;
   int info = 0;
-  double *kc = malloc(sizeof(double) * (size_t)m * cw);
-  double *xc = malloc(sizeof(double) * (size_t)cw * x->d);
-  double *isd = malloc(sizeof(double) * (size_t)n);
-  double *r = malloc(sizeof(double) * (size_t)cw);
-  double *bfull = grad ? malloc(sizeof(double) * (size_t)m * m) : NULL;
-  if (!kc || !xc || !isd || !r || (grad && !bfull)) {
+  double *kc, *xc, *isd, *r, *bfull;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, kc, (size_t)m * cw, 0);
+  WORKSPACE_ADD(&ws, xc, (size_t)cw * x->d, 0);
+  WORKSPACE_ADD(&ws, isd, n, 0);
+  WORKSPACE_ADD(&ws, r, cw, 0);
+  WORKSPACE_ADD_IF(&ws, grad != NULL, bfull, (size_t)m * m, 0);
+  if (workspace_alloc(&ws)) {
     status = SVGP_NO_MEMORY;
     goto done;
   }
@@ -281,7 +271,7 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
     }
     add_outer_lower(kc, m, len, B, nth);
     dgemv_("N", &m, &len, &one, kc, &m, r, &inc, &one, a, &inc, 1);
-    if (poll(p)) {
+    if (solver_poll(p->callback, p->ctx, 0)) {
       status = SVGP_STOPPED;
       goto done;
     }
@@ -321,11 +311,7 @@ svgp_status svgp_evaluate(const svgp_problem *p, const points *z,
   if (grad) status = elbo_gradient(p, z, out, bfull, grad, kc, xc, r, cw);
 
 done:
-  free(kc);
-  free(xc);
-  free(isd);
-  free(r);
-  free(bfull);
+  workspace_free(&ws);
   return status;
 }
 
@@ -347,18 +333,19 @@ solver_status svgp_fit(const svgp_problem *p, double *z, int m,
   solver_status status = SOLVER_MAX_ITER;
   svgp_status st;
   double best_elbo = -HUGE_VAL;
-  double *grad = NULL, *m1 = NULL, *m2 = NULL, *best = NULL;
+  double *grad, *m1, *m2, *best;
+  workspace ws;
   *iterations_done = 0;
   out->not_positive_definite = 0;
-  if (iterations > 0) {
-    grad = malloc(sizeof(double) * len);
-    m1 = calloc(len, sizeof(double));
-    m2 = calloc(len, sizeof(double));
-    best = malloc(sizeof(double) * len);
-    if (!grad || !m1 || !m2 || !best) {
-      status = SOLVER_NO_MEMORY;
-      goto done;
-    }
+  /* Without iterations the inducing points are only evaluated. */
+  workspace_init(&ws);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, grad, len, 0);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, m1, len, WORKSPACE_ZEROED);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, m2, len, WORKSPACE_ZEROED);
+  WORKSPACE_ADD_IF(&ws, iterations > 0, best, len, 0);
+  if (workspace_alloc(&ws)) {
+    status = SOLVER_NO_MEMORY;
+    goto done;
   }
 
   for (int t = 0; t <= iterations; t++) {
@@ -379,13 +366,8 @@ solver_status svgp_fit(const svgp_problem *p, double *z, int m,
     }
     if (t == iterations) break;
     /* Adam, ascending. */
-    const double c1 = 1.0 - pow(ADAM_BETA1, t + 1);
-    const double c2 = 1.0 - pow(ADAM_BETA2, t + 1);
-    for (size_t e = 0; e < len; e++) {
-      m1[e] = ADAM_BETA1 * m1[e] + (1.0 - ADAM_BETA1) * grad[e];
-      m2[e] = ADAM_BETA2 * m2[e] + (1.0 - ADAM_BETA2) * grad[e] * grad[e];
-      z[e] += learning_rate * (m1[e] / c1) / (sqrt(m2[e] / c2) + ADAM_EPS);
-    }
+    solver_adam_step(z, m1, m2, grad, len, learning_rate, ADAM_BETA1,
+                     (uint64_t)t + 1);
     *iterations_done = t + 1;
   }
   /* Return the best inducing points visited, refitted there (a point that
@@ -397,9 +379,6 @@ solver_status svgp_fit(const svgp_problem *p, double *z, int m,
   }
 
 done:
-  free(grad);
-  free(m1);
-  free(m2);
-  free(best);
+  workspace_free(&ws);
   return status;
 }

@@ -1079,6 +1079,7 @@ int main(int argc, char **argv)
   test_cabcd();
   test_dsg();
   test_threads();
+  test_solver();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

@@ -81,5 +81,6 @@ void test_sgd(void);  /* test_sgd.c: the SDD loop's other gradient estimators */
 void test_cabcd(void); /* test_cabcd.c: recombination, CaBCD, BCD and Adam */
 void test_dsg(void);   /* test_dsg.c: doubly stochastic gradients */
 void test_threads(void); /* test_threads.c: the thread policy */
+void test_solver(void);  /* test_solver.c: workspace allocator, end of a step */
 
 #endif

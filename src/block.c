@@ -64,10 +64,11 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
  * instead of a subtraction and a multiply-add, but it cancels: its error
  * is a few units of rounding of |x|^2 + |y|^2 (times about d), however
  * close the points.  So it is used where that is small:
- * - for every family but Matern-1/2.  The others are flat in r2 at r2 = 0,
- *   so the error moves a kernel value by about as much again, relative to
- *   k(0); Matern-1/2 has k = exp(-r), slope -1 in r = sqrt(r2) at 0, and an
- *   error e in r2 would give near-duplicate points an error of sqrt(e);
+ * - for every family without a cusp at 0 (kernel_info's cusp: all but
+ *   Matern-1/2).  The others are flat in r2 at r2 = 0, so the error moves a
+ *   kernel value by about as much again, relative to k(0); Matern-1/2 has
+ *   k = exp(-r), slope -1 in r = sqrt(r2) at 0, and an error e in r2 would
+ *   give near-duplicate points an error of sqrt(e);
  * - where the column points (the training points) are centred: the norm
  *   of their mean at most their spread about it (both squared, per point).
  *   Points close to a column point then have norms of the order of the
@@ -93,7 +94,7 @@ static int points_centred(const points *p)
 
 int block_uses_norms(const kernel *k, int single, const points *cols)
 {
-  return !single && k->family != KERNEL_MATERN12 && points_centred(cols);
+  return !single && !kernel_info_of(k->family)->cusp && points_centred(cols);
 }
 
 /* ny[t] = |y|^2 for points j0..j0+len-1 of p. */

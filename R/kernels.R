@@ -41,13 +41,21 @@ squared_exponential <- function(lengthscale = NULL, variance = NULL) {
   new_kernel("se", lengthscale, variance)
 }
 
-# Kernel names as users may type them, mapped to the canonical family.
-kernel_names <- c(matern12 = "matern12", matern32 = "matern32",
-                  matern52 = "matern52", se = "se",
-                  squared_exponential = "se", rbf = "se")
+# The kernel families, one row each: the name kernel objects carry, the
+# code the C engine takes (its row of kernel_table in src/kernel.c;
+# test-kernels.R checks that the two tables agree) and the name print()
+# shows.
+kernel_families <- data.frame(
+  family = c("matern12", "matern32", "matern52", "se"),
+  code = c(1L, 2L, 3L, 4L),
+  label = c("Matern-1/2", "Matern-3/2", "Matern-5/2", "squared exponential"),
+  stringsAsFactors = FALSE
+)
 
-# Family codes shared with src/kernel.h (kernel_family).
-kernel_codes <- c(matern12 = 1L, matern32 = 2L, matern52 = 3L, se = 4L)
+# Kernel names as users may type them, mapped to the canonical family:
+# each family's own name, then other names for some.
+kernel_names <- c(structure(kernel_families$family, names = kernel_families$family),
+                  squared_exponential = "se", rbf = "se")
 
 new_kernel <- function(family, lengthscale, variance) {
   if (!is.null(lengthscale)) check_positive_vector(lengthscale, "lengthscale")
@@ -95,7 +103,8 @@ kernel_is_complete <- function(kernel) {
 
 # The list C_* entry points take: list(family = <code>, variance = <double>).
 kernel_spec <- function(kernel) {
-  list(family = kernel_codes[[kernel$family]], variance = kernel$variance)
+  code <- kernel_families$code[[match(kernel$family, kernel_families$family)]]
+  list(family = code, variance = kernel$variance)
 }
 
 # Inputs divided by the length scales: the only form the C engine sees.
@@ -104,9 +113,8 @@ scale_inputs <- function(x, kernel) {
 }
 
 kernel_label <- function(kernel) {
-  switch(kernel$family,
-         matern12 = "Matern-1/2", matern32 = "Matern-3/2",
-         matern52 = "Matern-5/2", se = "squared exponential")
+  at <- match(kernel$family, kernel_families$family)
+  if (!is.na(at)) kernel_families$label[[at]]
 }
 
 #' @export

@@ -19,163 +19,40 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
  * milliseconds, so polls are frequent and cost nothing. */
 #define BUILD_SLAB_WORK 1e8
 
-/* Squared distances from point i of p1 to points of p2, as sums over the
- * coordinates of one of two terms: the squared differences, or the
- * products, from which r2 = (|x|^2 + |y|^2) - 2 x'y with the points'
- * squared norms (sq_norms; see block_uses_norms for where, and why).
- * The W points of a vector are summed at once, one per SIMD lane, in
- * registers (the compiler will not vectorise a loop over points with a
- * variable-length loop over coordinates inside).  Every sum runs over the
- * coordinates in order, however it is reached (W lanes, four rows, one
- * point), so a distance has the same bits whichever way it is computed.
- * Written once for both terms and both precisions: T the type, COORDS the
- * points' coordinates in it (x or x32), W the lanes (one AVX-512 vector),
- * TERM the term and FINISH(s, nx, q, ny, j) the distance from the sum s
- * for row q and column j (nx and ny the norms, NULL for differences),
- * SUFFIX names the set:
- *   coord_dist_points<SUFFIX>(p1, i, nxi, p2, j0, len, ny, r2): point i
- *   of p1 (norm nxi) against points j0..j0+len-1 of p2 (norms ny[0..len-1]);
- *   coord_dist_rows<SUFFIX>(p1, idx, nr, nx, p2, j0, len, ny, r2, ld): the
- *   same for the nr points idx[q] of p1 (norms nx[q]), into r2 + q * ld,
- *   four at a time: each load of p2's coordinates serves four sums.  At
- *   d = 26 or more the coordinates of a tile outgrow L1, and with one point
- *   at a time every point reloaded them, so the loads, not the arithmetic,
- *   set the pace.  The four points' coordinates are first copied side by
- *   side (xq), COORD_BLOCK coordinates at a time: in place they lie n1
- *   apart, and where n1 doubles make a multiple of 4 KB (a separate matrix
- *   of 512 points) all of one point's coordinates fall in the same L1 set
- *   and evict each other.  A block's sums start from the previous block's,
- *   and the last block finishes them. */
+/* Squared distances, from block_dist_template.h (which says how): as sums
+ * of squared differences in double (coord_dist_points, coord_dist_rows)
+ * and in float (the same with suffix 32), and from norms and inner
+ * products in double (suffix _dot).  COORD_BLOCK: coordinates of four rows
+ * copied side by side at a time (the template says why). */
 #define COORD_BLOCK 64
 #define SQ_DIFF(a, b) (((a) - (b)) * ((a) - (b)))
 #define SUM_IS_DIST(s, nx, q, ny, j) ((void)(nx), (void)(q), (void)(ny), (void)(j), (s))
 #define PRODUCT(a, b) ((a) * (b))
 #define DIST_FROM_NORMS(s, nx, q, ny, j) (((nx)[q] + (ny)[j]) - 2 * (s))
-#define DEFINE_COORD_DIST(SUFFIX, T, COORDS, W, TERM, FINISH)                 \
-  static inline void coord_dist_lanes##SUFFIX(                                \
-      const T *xi, size_t n1, const T *nxi, const points *p2, int j0,         \
-      const T *ny, int t, T *r2)                                              \
-  {                                                                           \
-    const T *coords = p2->COORDS + j0 + t;                                    \
-    const size_t n2 = (size_t)p2->n;                                          \
-    T s[W] = {0};                                                             \
-    for (int c = 0; c < p2->d; c++) {                                         \
-      const T xc = xi[c * n1], *col = coords + c * n2;                        \
-      _Pragma("omp simd")                                                     \
-      for (int w = 0; w < W; w++) s[w] += TERM(xc, col[w]);                   \
-    }                                                                         \
-    _Pragma("omp simd")                                                       \
-    for (int w = 0; w < W; w++) r2[w] = FINISH(s[w], nxi, 0, ny, t + w);      \
-  }                                                                           \
-                                                                              \
-  /* Sums over coordinates c0..c1-1 of four rows (xq) against W points,     \
-   * added to o[k] unless c0 = 0; the last block (c1 = d) finishes them. */  \
-  SDDGP_INLINE void coord_dist_lanes4##SUFFIX(                                \
-      const T *xq, int c0, int c1, const points *p2, int j0, const T *nx,     \
-      int q, const T *ny, int t, T *const *o)                                 \
-  {                                                                           \
-    const T *coords = p2->COORDS + j0 + t;                                    \
-    const size_t n2 = (size_t)p2->n;                                          \
-    T s0[W], s1[W], s2[W], s3[W];                                             \
-    for (int w = 0; w < W; w++) {                                             \
-      s0[w] = c0 ? o[0][w] : 0;                                               \
-      s1[w] = c0 ? o[1][w] : 0;                                               \
-      s2[w] = c0 ? o[2][w] : 0;                                               \
-      s3[w] = c0 ? o[3][w] : 0;                                               \
-    }                                                                         \
-    for (int c = c0; c < c1; c++) {                                           \
-      const T *x = xq + 4 * (c - c0);                                         \
-      const T x0 = x[0], x1 = x[1], x2 = x[2], x3 = x[3];                     \
-      const T *col = coords + c * n2;                                         \
-      _Pragma("omp simd")                                                     \
-      for (int w = 0; w < W; w++) {                                           \
-        s0[w] += TERM(x0, col[w]);                                            \
-        s1[w] += TERM(x1, col[w]);                                            \
-        s2[w] += TERM(x2, col[w]);                                            \
-        s3[w] += TERM(x3, col[w]);                                            \
-      }                                                                       \
-    }                                                                         \
-    if (c1 < p2->d) {                                                         \
-      for (int w = 0; w < W; w++) {                                           \
-        o[0][w] = s0[w];                                                      \
-        o[1][w] = s1[w];                                                      \
-        o[2][w] = s2[w];                                                      \
-        o[3][w] = s3[w];                                                      \
-      }                                                                       \
-      return;                                                                 \
-    }                                                                         \
-    _Pragma("omp simd")                                                       \
-    for (int w = 0; w < W; w++) {                                             \
-      o[0][w] = FINISH(s0[w], nx, q, ny, t + w);                              \
-      o[1][w] = FINISH(s1[w], nx, q + 1, ny, t + w);                          \
-      o[2][w] = FINISH(s2[w], nx, q + 2, ny, t + w);                          \
-      o[3][w] = FINISH(s3[w], nx, q + 3, ny, t + w);                          \
-    }                                                                         \
-  }                                                                           \
-                                                                              \
-  static inline T coord_sum_one##SUFFIX(const T *xi, size_t n1,               \
-                                        const points *p2, int j)              \
-  {                                                                           \
-    T s = 0;                                                                  \
-    for (int c = 0; c < p2->d; c++)                                           \
-      s += TERM(xi[c * n1], p2->COORDS[c * (size_t)p2->n + j]);               \
-    return s;                                                                 \
-  }                                                                           \
-                                                                              \
-  SDDGP_HOT                                                                   \
-  static void coord_dist_points##SUFFIX(const points *p1, int i,              \
-                                        const T *nxi, const points *p2,       \
-                                        int j0, int len, const T *ny, T *r2)  \
-  {                                                                           \
-    const T *xi = p1->COORDS + i;                                             \
-    const size_t n1 = (size_t)p1->n;                                          \
-    int t = 0;                                                                \
-    for (; t + W <= len; t += W)                                              \
-      coord_dist_lanes##SUFFIX(xi, n1, nxi, p2, j0, ny, t, r2 + t);           \
-    for (; t < len; t++)                                                      \
-      r2[t] = FINISH(coord_sum_one##SUFFIX(xi, n1, p2, j0 + t), nxi, 0, ny, t); \
-  }                                                                           \
-                                                                              \
-  SDDGP_HOT                                                                   \
-  static void coord_dist_rows##SUFFIX(const points *p1, const int *idx,       \
-                                      int nr, const T *nx, const points *p2,  \
-                                      int j0, int len, const T *ny, T *r2,    \
-                                      size_t ld)                              \
-  {                                                                           \
-    const size_t n1 = (size_t)p1->n;                                          \
-    int q = 0;                                                                \
-    for (; q + 4 <= nr; q += 4) {                                             \
-      const T *xi[4];                                                         \
-      T *out[4];                                                              \
-      for (int k = 0; k < 4; k++) {                                           \
-        xi[k] = p1->COORDS + idx[q + k];                                      \
-        out[k] = r2 + (q + k) * ld;                                           \
-      }                                                                       \
-      const int full = len - len % W;                                         \
-      for (int c0 = 0; c0 < p2->d; c0 += COORD_BLOCK) {                       \
-        const int c1 = p2->d - c0 < COORD_BLOCK ? p2->d : c0 + COORD_BLOCK;   \
-        T xq[4 * COORD_BLOCK];                                                \
-        for (int c = c0; c < c1; c++)                                         \
-          for (int k = 0; k < 4; k++) xq[4 * (c - c0) + k] = xi[k][c * n1];   \
-        for (int t = 0; t < full; t += W) {                                   \
-          T *const at[4] = {out[0] + t, out[1] + t, out[2] + t, out[3] + t};  \
-          coord_dist_lanes4##SUFFIX(xq, c0, c1, p2, j0, nx, q, ny, t, at);    \
-        }                                                                     \
-      }                                                                       \
-      for (int t = full; t < len; t++)                                        \
-        for (int k = 0; k < 4; k++)                                           \
-          out[k][t] = FINISH(coord_sum_one##SUFFIX(xi[k], n1, p2, j0 + t),    \
-                             nx, q + k, ny, t);                               \
-    }                                                                         \
-    for (; q < nr; q++)                                                       \
-      coord_dist_points##SUFFIX(p1, idx[q], nx ? nx + q : NULL, p2, j0, len,  \
-                                ny, r2 + q * ld);                             \
-  }
 
-DEFINE_COORD_DIST(, double, x, 8, SQ_DIFF, SUM_IS_DIST)
-DEFINE_COORD_DIST(_dot, double, x, 8, PRODUCT, DIST_FROM_NORMS)
-DEFINE_COORD_DIST(32, float, x32, 16, SQ_DIFF, SUM_IS_DIST)
-#undef DEFINE_COORD_DIST
+#define DIST_SUFFIX
+#define DIST_T double
+#define DIST_COORDS x
+#define DIST_W 8
+#define DIST_TERM SQ_DIFF
+#define DIST_FINISH SUM_IS_DIST
+#include "block_dist_template.h"
+
+#define DIST_SUFFIX _dot
+#define DIST_T double
+#define DIST_COORDS x
+#define DIST_W 8
+#define DIST_TERM PRODUCT
+#define DIST_FINISH DIST_FROM_NORMS
+#include "block_dist_template.h"
+
+#define DIST_SUFFIX 32
+#define DIST_T float
+#define DIST_COORDS x32
+#define DIST_W 16
+#define DIST_TERM SQ_DIFF
+#define DIST_FINISH SUM_IS_DIST
+#include "block_dist_template.h"
 #undef SQ_DIFF
 #undef SUM_IS_DIST
 #undef PRODUCT
@@ -187,10 +64,11 @@ DEFINE_COORD_DIST(32, float, x32, 16, SQ_DIFF, SUM_IS_DIST)
  * instead of a subtraction and a multiply-add, but it cancels: its error
  * is a few units of rounding of |x|^2 + |y|^2 (times about d), however
  * close the points.  So it is used where that is small:
- * - for every family but Matern-1/2.  The others are flat in r2 at r2 = 0,
- *   so the error moves a kernel value by about as much again, relative to
- *   k(0); Matern-1/2 has k = exp(-r), slope -1 in r = sqrt(r2) at 0, and an
- *   error e in r2 would give near-duplicate points an error of sqrt(e);
+ * - for every family without a cusp at 0 (kernel_info's cusp: all but
+ *   Matern-1/2).  The others are flat in r2 at r2 = 0, so the error moves a
+ *   kernel value by about as much again, relative to k(0); Matern-1/2 has
+ *   k = exp(-r), slope -1 in r = sqrt(r2) at 0, and an error e in r2 would
+ *   give near-duplicate points an error of sqrt(e);
  * - where the column points (the training points) are centred: the norm
  *   of their mean at most their spread about it (both squared, per point).
  *   Points close to a column point then have norms of the order of the
@@ -216,7 +94,7 @@ static int points_centred(const points *p)
 
 int block_uses_norms(const kernel *k, int single, const points *cols)
 {
-  return !single && k->family != KERNEL_MATERN12 && points_centred(cols);
+  return !single && !kernel_info_of(k->family)->cusp && points_centred(cols);
 }
 
 /* ny[t] = |y|^2 for points j0..j0+len-1 of p. */

@@ -1,13 +1,71 @@
 #include <math.h>
+#include <stddef.h>
 #include "kernel.h"
 #include "vmath.h"
 
 #define SQRT3 1.7320508075688772
 #define SQRT5 2.2360679774997898
 
+/* The families' vector forms: <family>_apply in double, <family>_apply32
+ * in float. */
+#define KFORM_SUFFIX
+#define KFORM_T double
+#define KFORM_EXP vm_exp_nonpositive
+#define KFORM_SQRT sqrt
+#define KFORM_MAX vm_max
+#include "kernel_apply_template.h"
+
+#define KFORM_SUFFIX 32
+#define KFORM_T float
+#define KFORM_EXP vm_expf_nonpositive
+#define KFORM_SQRT sqrtf
+#define KFORM_MAX vm_maxf
+#include "kernel_apply_template.h"
+
+/* dk/d(r2) at r2 >= 0. */
+static double matern12_dr2(double s2, double r2)
+{
+  if (r2 == 0) return 0.0; /* see kernel_dr2 */
+  const double r = sqrt(r2);
+  return -s2 * exp(-r) / (2.0 * r);
+}
+
+static double matern32_dr2(double s2, double r2)
+{
+  return -1.5 * s2 * exp(-SQRT3 * sqrt(r2));
+}
+
+static double matern52_dr2(double s2, double r2)
+{
+  const double r = SQRT5 * sqrt(r2);
+  return -(5.0 / 6.0) * s2 * (1.0 + r) * exp(-r);
+}
+
+static double se_dr2(double s2, double r2)
+{
+  return -0.5 * s2 * exp(-0.5 * r2);
+}
+
+const kernel_info kernel_table[] = {
+  /* family, name, apply, apply32, dr2, cusp, spectral_df */
+  {KERNEL_MATERN12, "matern12", matern12_apply, matern12_apply32, matern12_dr2, 1, 1},
+  {KERNEL_MATERN32, "matern32", matern32_apply, matern32_apply32, matern32_dr2, 0, 3},
+  {KERNEL_MATERN52, "matern52", matern52_apply, matern52_apply32, matern52_dr2, 0, 5},
+  {KERNEL_SE, "se", se_apply, se_apply32, se_dr2, 0, 0}
+};
+const int kernel_table_size = (int)(sizeof kernel_table / sizeof kernel_table[0]);
+
+/* A search: the table is a handful of rows, and the codes need no order. */
+const kernel_info *kernel_info_of(int code)
+{
+  for (int i = 0; i < kernel_table_size; i++)
+    if ((int)kernel_table[i].family == code) return &kernel_table[i];
+  return NULL;
+}
+
 int kernel_family_valid(int code)
 {
-  return code >= KERNEL_MATERN12 && code <= KERNEL_SE;
+  return kernel_info_of(code) != NULL;
 }
 
 double kernel_value(const kernel *k, double r2)
@@ -18,77 +76,20 @@ double kernel_value(const kernel *k, double r2)
 
 double kernel_dr2(const kernel *k, double r2)
 {
-  double r;
-  if (r2 < 0) r2 = 0;
-  switch (k->family) {
-  case KERNEL_MATERN12:
-    if (r2 == 0) return 0.0;
-    r = sqrt(r2);
-    return -k->variance * exp(-r) / (2.0 * r);
-  case KERNEL_MATERN32:
-    return -1.5 * k->variance * exp(-SQRT3 * sqrt(r2));
-  case KERNEL_MATERN52:
-    r = SQRT5 * sqrt(r2);
-    return -(5.0 / 6.0) * k->variance * (1.0 + r) * exp(-r);
-  case KERNEL_SE:
-    return -0.5 * k->variance * exp(-0.5 * r2);
-  }
-  return 0.0;
+  return kernel_info_of(k->family)->dr2(k->variance, r2 < 0 ? 0 : r2);
 }
 
-/* The family's formula over an array of squared distances r2 (in place),
- * in the precision of T with that precision's exp from vmath.h and sqrt
- * from libm (a vector instruction under configure's -fno-math-errno).  The
- * switch sits outside the loops so each loop body is branch-free
- * straight-line arithmetic that vectorises. */
-#define KERNEL_APPLY(T, EXP, SQRT, MAX)                                      \
-  const T s2 = (T)k->variance, one = 1, three = 3, half = (T)0.5;            \
-  switch (k->family) {                                                       \
-  case KERNEL_MATERN12:                                                      \
-    _Pragma("omp simd")                                                      \
-    for (int i = 0; i < len; i++) r2[i] = s2 * EXP(-SQRT(MAX(r2[i], 0)));   \
-    break;                                                                   \
-  case KERNEL_MATERN32:                                                      \
-    _Pragma("omp simd")                                                      \
-    for (int i = 0; i < len; i++) {                                          \
-      const T r = (T)SQRT3 * SQRT(MAX(r2[i], 0));                            \
-      r2[i] = s2 * (one + r) * EXP(-r);                                      \
-    }                                                                        \
-    break;                                                                   \
-  case KERNEL_MATERN52:                                                      \
-    _Pragma("omp simd")                                                      \
-    for (int i = 0; i < len; i++) {                                          \
-      const T r = (T)SQRT5 * SQRT(MAX(r2[i], 0));                            \
-      r2[i] = s2 * (one + r + r * r / three) * EXP(-r);                      \
-    }                                                                        \
-    break;                                                                   \
-  case KERNEL_SE:                                                            \
-    _Pragma("omp simd")                                                      \
-    for (int i = 0; i < len; i++) r2[i] = s2 * EXP(-half * MAX(r2[i], 0));   \
-    break;                                                                   \
-  }
-
-/* Callers may form r2 from rounded sums, hence the clamp at 0. */
-SDDGP_HOT
 void kernel_apply(const kernel *k, double *r2, int len)
 {
-  KERNEL_APPLY(double, vm_exp_nonpositive, sqrt, vm_max)
+  kernel_info_of(k->family)->apply(k->variance, r2, len);
 }
 
-SDDGP_HOT
 void kernel_apply32(const kernel *k, float *r2, int len)
 {
-  KERNEL_APPLY(float, vm_expf_nonpositive, sqrtf, vm_maxf)
+  kernel_info_of(k->family)->apply32((float)k->variance, r2, len);
 }
-#undef KERNEL_APPLY
 
 int kernel_spectral_df(const kernel *k)
 {
-  switch (k->family) {
-  case KERNEL_MATERN12: return 1;
-  case KERNEL_MATERN32: return 3;
-  case KERNEL_MATERN52: return 5;
-  case KERNEL_SE: return 0;
-  }
-  return 0;
+  return kernel_info_of(k->family)->spectral_df;
 }

@@ -1,5 +1,6 @@
 /* .Call entry points for kernel blocks: predictions, fitted values and the
- * dense kernel matrix used by tests and small problems. */
+ * dense kernel matrix used by tests and small problems; and the families
+ * of the kernel table. */
 #include "glue.h"
 
 /* Work (row x column pairs times d + columns of A) between two checks for
@@ -44,4 +45,19 @@ SEXP C_kernel_matrix(SEXP x1, SEXP x2, SEXP spec, SEXP threads)
   kernel_block_matrix(&k, &p1, &p2, REAL(out), glue_threads(threads));
   UNPROTECT(1);
   return out;
+}
+
+/* The kernel table's codes named by family, c(matern12 = 1L, ...), for the
+ * test that R's table (R/kernels.R) agrees with it. */
+SEXP C_kernel_families(void)
+{
+  SEXP code = PROTECT(Rf_allocVector(INTSXP, kernel_table_size));
+  SEXP name = PROTECT(Rf_allocVector(STRSXP, kernel_table_size));
+  for (int i = 0; i < kernel_table_size; i++) {
+    INTEGER(code)[i] = (int)kernel_table[i].family;
+    SET_STRING_ELT(name, i, Rf_mkChar(kernel_table[i].name));
+  }
+  Rf_setAttrib(code, R_NamesSymbol, name);
+  UNPROTECT(2);
+  return code;
 }

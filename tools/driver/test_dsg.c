@@ -35,7 +35,8 @@ static void check_draw_range(void)
   double *om = dalloc((size_t)m * d), *ph = dalloc(m);
   double *om1 = dalloc((size_t)len * d), *ph1 = dalloc(len);
   double *om2 = dalloc((size_t)len * d), *ph2 = dalloc(len);
-  for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
+  for (int row = 0; row < kernel_table_size; row++) {
+    const int f = (int)kernel_table[row].family;
     const kernel k = {(kernel_family)f, 1.3};
     rff_draw(&k, m, d, 4242u, om, ph);
     rff_draw_range(&k, len, d, 4242u, (uint64_t)first, om1, ph1, 1);

@@ -257,7 +257,8 @@ static void test_svgp_gradient(void)
     y[i] = sin(2 * x[i]) + 0.3 * x[i + n] + 0.1 * (2 * test_unif() - 1);
     noise[i] = 0.02 + 0.05 * test_unif();
   }
-  for (int f = KERNEL_MATERN12; f <= KERNEL_SE; f++) {
+  for (int row = 0; row < kernel_table_size; row++) {
+    const int f = (int)kernel_table[row].family;
     const kernel k = {(kernel_family)f, 0.8};
     svgp_problem prob = {&k, &p, noise, y, 1e-6, 2, NULL, NULL};
     svgp_result r = new_result(m);

@@ -36,9 +36,6 @@ const glue_code glue_statuses[] = {
     {"diverged", SOLVER_DIVERGED},   {"interrupted", SOLVER_STOPPED},
     {"out of memory", SOLVER_NO_MEMORY}, {"time limit", SOLVER_TIME_LIMIT},
     {NULL, 0}};
-const glue_code glue_kernel_families[] = {
-    {"matern12", KERNEL_MATERN12}, {"matern32", KERNEL_MATERN32},
-    {"matern52", KERNEL_MATERN52}, {"se", KERNEL_SE}, {NULL, 0}};
 
 int glue_choice(SEXP value, const glue_code *table, const char *what)
 {
@@ -72,12 +69,11 @@ SEXP C_glue_codes(void)
 {
   const char *names[] = {"estimator", "batch_sampling", "precision", "rng_stream",
                          "algorithm", "selection", "recombination_method",
-                         "status", "kernel_family", ""};
+                         "status", ""};
   const glue_code *tables[] = {glue_estimators, glue_batch_samplings,
                                glue_precisions, glue_rng_streams,
                                glue_cabcd_algorithms, glue_cabcd_selections,
-                               glue_recombination_methods, glue_statuses,
-                               glue_kernel_families};
+                               glue_recombination_methods, glue_statuses};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   for (int i = 0; i < (int)(sizeof tables / sizeof tables[0]); i++)
     SET_VECTOR_ELT(out, i, glue_code_vector(tables[i]));

@@ -58,13 +58,13 @@ typedef struct {
  * `what` when it is not there: R validates every choice before .Call. */
 int glue_choice(SEXP value, const glue_code *table, const char *what);
 
-/* The tables of glue_choice(), and those of the codes that still cross as
- * numbers (solver statuses to R, kernel families from R's kernel_spec());
- * C_glue_codes() reports them all, for the tests. */
+/* The tables of glue_choice(), and that of the solver statuses, which
+ * cross to R as numbers; C_glue_codes() reports them all, for the tests.
+ * (Kernel family codes cross from R as numbers too: C_kernel_families()
+ * reports src/kernel.c's table.) */
 extern const glue_code glue_estimators[], glue_batch_samplings[],
     glue_precisions[], glue_rng_streams[], glue_cabcd_algorithms[],
-    glue_cabcd_selections[], glue_recombination_methods[], glue_statuses[],
-    glue_kernel_families[];
+    glue_cabcd_selections[], glue_recombination_methods[], glue_statuses[];
 
 /* TRUE when the user has pressed Ctrl-C; never longjmps, so the caller can
  * free its memory and return normally. */

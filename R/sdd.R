@@ -196,17 +196,11 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
   check_number(step_fraction, "step_fraction", lower = 0, upper = 10, lower_open = TRUE)
   trace <- trace_settings(trace_every, trace_at, reference, test_x, test_y,
                           loop$iterations, loop$check_every)
-  new_control("sdd", c(
-    loop[c("iterations", "batch_size")],
-    list(step_size = step_size, step_size_samples = step_size_samples),
-    loop[c("momentum", "averaging", "averaging_rate", "averaging_start",
-           "batch_sampling")],
-    list(objective = objective, estimator = estimator,
-         estimator_features = as.integer(estimator_features)),
-    loop[c("tolerance", "time_limit", "check_every", "probe_size")],
-    list(step_fraction = step_fraction, trace = trace),
-    loop[c("cache", "cache_limit", "precision")]),
-    features)
+  loop_control("sdd", loop, step_size, step_size_samples,
+               own = list(objective = objective, estimator = estimator,
+                          estimator_features = as.integer(estimator_features)),
+               more = list(step_fraction = step_fraction), trace = trace,
+               features = features)
 }
 
 # The step sizes are chosen once per fit and kept in the state, so later

@@ -37,6 +37,24 @@ loop_settings <- function(iterations, batch_size, momentum, averaging, averaging
     kernel_settings(cache, cache_limit, precision))
 }
 
+# The control object of a solver on the SDD loop (SDD, SGD): the loop's
+# settings, always in this order, around the solver's own (`own` after the
+# batch settings, `more` before the trace).
+loop_control <- function(solver, loop, step_size, step_size_samples, own,
+                         more = NULL, trace, features) {
+  new_control(solver, c(
+    loop[c("iterations", "batch_size")],
+    list(step_size = step_size, step_size_samples = step_size_samples),
+    loop[c("momentum", "averaging", "averaging_rate", "averaging_start",
+           "batch_sampling")],
+    own,
+    loop[c("tolerance", "time_limit", "check_every", "probe_size")],
+    more,
+    list(trace = trace),
+    loop[c("cache", "cache_limit", "precision")]),
+    features)
+}
+
 # The trace metrics' settings ("none" when none are asked for): the
 # iterations to evaluate them at, the reference weights and the test data.
 trace_settings <- function(trace_every, trace_at, reference, test_x, test_y,

@@ -79,16 +79,10 @@ sgd_control <- function(iterations = 10000, batch_size = 512, step_size = 0.5,
   clip <- clip %||% Inf
   trace <- trace_settings(trace_every, trace_at, reference, test_x, test_y,
                           loop$iterations, loop$check_every)
-  new_control("sgd", c(
-    loop[c("iterations", "batch_size")],
-    list(step_size = step_size, step_size_samples = step_size_samples),
-    loop[c("momentum", "averaging", "averaging_rate", "averaging_start",
-           "batch_sampling")],
-    list(regularizer_features = as.integer(regularizer_features), clip = clip),
-    loop[c("tolerance", "time_limit", "check_every", "probe_size")],
-    list(trace = trace),
-    loop[c("cache", "cache_limit", "precision")]),
-    features)
+  loop_control("sgd", loop, step_size, step_size_samples,
+               own = list(regularizer_features = as.integer(regularizer_features),
+                          clip = clip),
+               trace = trace, features = features)
 }
 
 # SGD is SDD's loop with the primal estimator; its step sizes are the

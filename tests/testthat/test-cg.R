@@ -50,15 +50,12 @@ test_that("cg_control() has its documented defaults", {
   expect_identical(ctl$features, 2000L)
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
-  ctl2 <- cg_control(tolerance = 0, max_iterations = 5, preconditioner = "none",
-                     rank = 7, jitter = 1, features = 10, cache = "never")
-  expect_equal(ctl2$tolerance, 0)
-  expect_identical(ctl2$max_iterations, 5L)
-  expect_equal(ctl2$preconditioner, "none")
-  expect_identical(ctl2$rank, 7L)
-  expect_equal(ctl2$jitter, 1)
-  expect_identical(ctl2$features, 10L)
-  expect_equal(ctl2$cache, "never")
+  # Every setting given is kept, with whole numbers stored as integers.
+  given <- list(tolerance = 0, max_iterations = 5, preconditioner = "none", rank = 7,
+                jitter = 1, features = 10, cache = "never")
+  ctl2 <- do.call(cg_control, given)
+  for (name in names(given)) expect_equal(ctl2[[name]], given[[name]], label = name)
+  for (name in c("max_iterations", "rank", "features")) expect_type(ctl2[[name]], "integer")
   expect_output(print(cg_control()),
                 "Settings of solver \"cg\" \\(conjugate gradients, pivoted-Cholesky preconditioner\\)")
   expect_output(print(cg_control()), "preconditioner +pivoted_cholesky\n  rank +100\n")

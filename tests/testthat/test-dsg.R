@@ -124,12 +124,18 @@ test_that("the replayed basis is sqrt(2 sigma^2 / r) cos(omega' x + b) of the se
   expect_lt(max(abs(est - ref_kernel(x, x, "matern52", c(0.7, 1.3), 2.5))), 5 * 2.5 / 100)
 })
 
+# 300 training points, m test inputs and the exact posterior there.
+dsg_problem <- function(seed, m) {
+  d <- make_data(300, 2, seed = seed)
+  xt <- make_inputs(m, 2)
+  list(d = d, xt = xt, ref = ref_posterior(d$x, d$y, xt, family = "matern32",
+                                           lengthscale = 0.3, variance = 1, noise = 0.1))
+}
+
 test_that("the DSG mean approaches the exact posterior mean, more closely with more steps", {
   withr::local_options(sddgp.threads = 1)
-  d <- make_data(300, 2, seed = 41)
-  xt <- make_inputs(200, 2)
-  ref <- ref_posterior(d$x, d$y, xt, family = "matern32", lengthscale = 0.3,
-                       variance = 1, noise = 0.1)
+  p <- dsg_problem(41, 200)
+  d <- p$d; xt <- p$xt; ref <- p$ref
   err <- function(fit) sqrt(mean((predict(fit, xt) - ref$mean)^2)) / sqrt(mean(ref$mean^2))
   long <- dsg_fit(d, dsg_control(iterations = 300, block_size = 32, batch_size = 64))
   short <- dsg_fit(d, dsg_control(iterations = 10, block_size = 32, batch_size = 64))
@@ -205,10 +211,8 @@ test_that("DSG fits are bitwise identical for 1 and 2 threads", {
 
 test_that("predict() with standard errors and simulate() work for DSG fits", {
   withr::local_options(sddgp.threads = 1)
-  d <- make_data(300, 2, seed = 44)
-  xt <- make_inputs(40, 2)
-  ref <- ref_posterior(d$x, d$y, xt, family = "matern32", lengthscale = 0.3,
-                       variance = 1, noise = 0.1)
+  p <- dsg_problem(44, 40)
+  d <- p$d; xt <- p$xt; ref <- p$ref
   fit <- dsg_fit(d, dsg_control(iterations = 150, block_size = 16, batch_size = 64),
                  seed = 8, samples = 12)
   p <- predict(fit, xt, se.fit = TRUE, interval = "confidence")

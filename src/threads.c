@@ -15,8 +15,12 @@
 #define GOVERN_STEPS 8
 #define GOVERN_TRIAL_STEPS 4
 /* A trial team size must be this much faster to be adopted: noise between
- * windows of the same team size stays below it. */
-#define GOVERN_MARGIN 0.10
+ * windows of the same team size stays below it.  Fewer threads must win
+ * by more, since where both sizes are as fast (steps too small to share
+ * out yet, as DSG's first ones) a chance win would leave cores idle when
+ * the steps grow; on a busy machine fewer threads win by far more. */
+#define GOVERN_MARGIN_UP 0.10
+#define GOVERN_MARGIN_DOWN 0.25
 /* Windows between trials: the first trial follows the first window, the
  * gap then doubles after each failed trial, so that on an idle machine
  * trials soon cost under 1 % of the time, and shrinks again after a
@@ -120,7 +124,8 @@ void threads_tick(int regular, double now)
      * that steps that grow slower as a run goes on (DSG's do) or a load
      * that changes do not bias the comparison. */
     gov.judge = 0;
-    if (gov.trial_rate > 0.5 * (gov.rate + rate) * (1.0 + GOVERN_MARGIN)) {
+    const double margin = gov.alt < gov.cap ? GOVERN_MARGIN_DOWN : GOVERN_MARGIN_UP;
+    if (gov.trial_rate > 0.5 * (gov.rate + rate) * (1.0 + margin)) {
       gov.cap = gov.alt;
       gov.gap = GOVERN_GAP_MIN;
     } else if (gov.gap < GOVERN_GAP_MAX) {

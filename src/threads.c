@@ -51,6 +51,7 @@ static struct {
   int max, cap;     /* most threads asked for; the team size in use */
   int alt, trial;   /* the team size on trial, and whether it runs now */
   int judge;        /* 1 in the window after a trial, which judges it */
+  int judged;       /* 1 once a trial has been judged in this run */
   int up;           /* direction of the next trial when both are possible */
   int gap, until;   /* windows between trials; windows left to the next */
   int ticks;        /* regular steps in the window */
@@ -72,11 +73,24 @@ int threads_team(int requested)
   return n < 1 ? 1 : n;
 }
 
+/* What the last governed run that judged a trial settled on, and when its
+ * last step ended: a busy machine stays busy from one fit to the next, and
+ * a run too short to find its own team size (a CG fit of a second) starts
+ * from there.  Runs too short to judge do not renew it, so it expires. */
+#define GOVERN_MEMORY 10.0
+static struct {
+  int cap;
+  double at;
+} learned = {0, 0.0};
+
 void threads_govern(int max, double now)
 {
   gov.active = max > 1;
   gov.max = gov.cap = max;
-  gov.trial = gov.judge = 0;
+  if (learned.cap > 0 && learned.cap < max && now >= learned.at &&
+      now - learned.at < GOVERN_MEMORY)
+    gov.cap = learned.cap;
+  gov.trial = gov.judge = gov.judged = 0;
   gov.up = 0;
   gov.gap = GOVERN_GAP_MIN;
   gov.until = 1;
@@ -85,7 +99,14 @@ void threads_govern(int max, double now)
   gov.rate = 0.0;
 }
 
-void threads_release(void) { gov.active = 0; }
+void threads_release(void)
+{
+  if (gov.active && gov.judged) {
+    learned.cap = gov.cap;
+    learned.at = gov.last;
+  }
+  gov.active = 0;
+}
 
 /* The next team size to try from `cap`: half or twice it, alternating when
  * both are possible; 0 when neither is. */
@@ -124,6 +145,7 @@ void threads_tick(int regular, double now)
      * that steps that grow slower as a run goes on (DSG's do) or a load
      * that changes do not bias the comparison. */
     gov.judge = 0;
+    gov.judged = 1;
     const double margin = gov.alt < gov.cap ? GOVERN_MARGIN_DOWN : GOVERN_MARGIN_UP;
     if (gov.trial_rate > 0.5 * (gov.rate + rate) * (1.0 + margin)) {
       gov.cap = gov.alt;

@@ -56,6 +56,9 @@ static void check_fork(void)
 #endif
 }
 
+/* The model machine's clock (seconds). */
+static double model_now = 0.0;
+
 /* Runs `steps` governed steps on up to `max` threads of a model machine
  * whose step t takes seconds[team - 1] (1 + drift t); every tenth step is
  * irregular and takes 100 steps' time (a residual probe), which must not
@@ -63,7 +66,7 @@ static void check_fork(void)
 static double governed_share(int max, const double *seconds, double drift, int best,
                              int steps)
 {
-  double now = 1000.0;
+  double now = model_now + 3600.0; /* beyond the governor's memory */
   int on_best = 0;
   threads_govern(max, now);
   for (int t = 1; t <= steps; t++) {
@@ -74,6 +77,7 @@ static double governed_share(int max, const double *seconds, double drift, int b
     threads_tick(regular, now);
   }
   threads_release();
+  model_now = now;
   return (double)on_best / steps;
 }
 
@@ -96,6 +100,16 @@ static void check_governor(void)
   const double four[] = {8e-3, 4e-3, 3e-3, 2e-3, 2.5e-3, 3e-3, 3.5e-3, 4e-3};
   const double share_four = governed_share(8, four, 0.0, 4, 20000);
   CHECK(share_four > 0.9, "eight asked, four best: %.3f of the steps on 4", share_four);
+  /* A run too short to judge a trial, soon after a busy run, starts on the
+   * team size the busy run found; an hour later, on all threads. */
+  governed_share(2, busy, 0.0, 1, 20000);
+  threads_govern(2, model_now + 1.0);
+  CHECK(threads_team(2) == 1, "soon after a busy run: one thread from the start");
+  threads_release();
+  threads_govern(2, model_now + 3600.0);
+  CHECK(threads_team(2) == (omp_get_thread_limit() < 2 ? 1 : 2),
+        "long after a busy run: all threads");
+  threads_release();
   /* Without a governed run, and after its release, teams are as asked. */
   CHECK(threads_team(1) == 1, "one thread asked, one given");
   threads_govern(2, 0.0);

@@ -44,7 +44,7 @@ sddgp_threads <- function(threads = NULL, verbose = FALSE) {
       threads <- suppressWarnings(as.numeric(env))
       source <- "SDDGP_NUM_THREADS"
     } else {
-      threads <- parallelly::availableCores()
+      threads <- available_cores()
       source <- sprintf("parallelly::availableCores(), %s", names(threads))
     }
   }
@@ -62,3 +62,23 @@ sddgp_threads <- function(threads = NULL, verbose = FALSE) {
   }
   n
 }
+
+# parallelly::availableCores(), read again only when something it looks at
+# that can change within a session has changed: it reads cgroup and
+# scheduler files (milliseconds), and predict() and simulate() ask on every
+# call.
+available_cores <- local({
+  cached <- NULL
+  key <- NULL
+  function() {
+    now <- list(Sys.getenv(c("_R_CHECK_LIMIT_CORES_", "OMP_THREAD_LIMIT", "OMP_NUM_THREADS",
+                             "SLURM_CPUS_PER_TASK", "SLURM_CPUS_ON_NODE", "NSLOTS", "PBS_NUM_PPN",
+                             "PBS_NP", "LSB_DJOB_NUMPROC", "MC_CORES")),
+                options()[grep("^(mc\\.cores|parallelly\\.)", names(options()))])
+    if (is.null(cached) || !identical(now, key)) {
+      cached <<- parallelly::availableCores()
+      key <<- now
+    }
+    cached
+  }
+})

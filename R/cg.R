@@ -32,8 +32,10 @@
 #' values) is reported as an error of class `sddgp_error_divergence`.
 #'
 #' @param tolerance Relative residual at which a system stops; 0 runs
-#'   `max_iterations` iterations. The reference uses 0.01 for the mean and
-#'   0.001 for samples.
+#'   `max_iterations` iterations. `NULL` (the default) stops where the
+#'   residual's root mean square is a tenth of the noise standard deviation,
+#'   as [sdd_control()] (section Stopping) explains. The reference
+#'   implementation uses 0.01 for the mean and 0.001 for samples.
 #' @param max_iterations Largest number of iterations (kernel products).
 #' @param preconditioner `"pivoted_cholesky"` or `"none"` (plain CG).
 #' @param rank Largest rank of the pivoted Cholesky factor (capped at the
@@ -63,12 +65,14 @@
 #' cg_control(tolerance = 1e-3, rank = 50)
 #' cg_control(preconditioner = "none")
 #' @export
-cg_control <- function(tolerance = 0.01, max_iterations = 1000,
+cg_control <- function(tolerance = NULL, max_iterations = 1000,
                        preconditioner = c("pivoted_cholesky", "none"),
                        rank = 100, jitter = 0, features = 2000,
                        cache = c("auto", "always", "never"), cache_limit = 2e9,
                        precision = c("double", "single")) {
-  check_number(tolerance, "tolerance", lower = 0, upper = 1, upper_open = TRUE)
+  if (!is.null(tolerance)) {
+    check_number(tolerance, "tolerance", lower = 0, upper = 1, upper_open = TRUE)
+  }
   check_number(max_iterations, "max_iterations", lower = 1,
                upper = .Machine$integer.max, integer = TRUE)
   preconditioner <- choose_one(preconditioner, "preconditioner",
@@ -82,9 +86,9 @@ cg_control <- function(tolerance = 0.01, max_iterations = 1000,
 }
 
 # The fields of cg_options (src/cg.h) that R sets, and of the kernel
-# operator, for n data.
-cg_settings <- function(control, n) {
-  c(list(tolerance = control$tolerance, max_iterations = control$max_iterations,
+# operator, for n data and the relative residual `tolerance`.
+cg_settings <- function(control, n, tolerance = control$tolerance) {
+  c(list(tolerance = tolerance, max_iterations = control$max_iterations,
          # 0: no preconditioner
          rank = if (control$preconditioner == "none") 0L else
            min(control$rank, as.integer(n)),
@@ -94,7 +98,8 @@ cg_settings <- function(control, n) {
 
 # CG needs no state: new samples are solved exactly as at fit time.
 solve_cg <- function(problem, control, threads, state) {
-  settings <- cg_settings(control, nrow(problem$x))
+  settings <- cg_settings(control, nrow(problem$x),
+                          solve_tolerance(control$tolerance, problem))
   res <- .Call(C_cg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   status <- raise_status(decode_status(res), "cg", res$iterations, paste(
@@ -103,7 +108,7 @@ solve_cg <- function(problem, control, threads, state) {
     "definite. Increase `noise` or check the data."))
   list(alpha = res$alpha, iterations = res$iterations, status = status,
        trace = solver_trace(res$trace, problem$has_mean), state = NULL,
-       cached = settings$use_cache)
+       cached = settings$use_cache, tolerance = settings$tolerance)
 }
 
 # The preconditioner's pivoted Cholesky factor of K + jitter I on the

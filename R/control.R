@@ -43,15 +43,9 @@ operator_settings <- function(control, n) {
   list(use_cache = use_kernel_cache(control, n), precision = control$precision)
 }
 
-# Up to this many points, gp_sdd() without `solver` or `control` solves
-# exactly: below it a Cholesky factorisation on 2 cores takes seconds, far
-# less than SDD's default 10,000 steps, and SDD's answer on small data sets,
-# whose estimated hyperparameters are often badly conditioned (a large
-# variance against a small noise), can stay visibly short of the exact one.
-auto_exact_max_n <- 5000L
-
 # The solver to run and its settings, from gp_sdd()'s `solver` and
-# `control` arguments: either may be left NULL.
+# `control` arguments: either may be left NULL; with both NULL, solver and
+# control are NULL and the fit chooses (solve_automatic()).
 resolve_solver <- function(solver, control, n) {
   if (!is.null(solver)) check_choice(solver, "solver", names(solver_registry()))
   if (!is.null(control) && !inherits(control, "sddgp_control")) {
@@ -60,8 +54,8 @@ resolve_solver <- function(solver, control, n) {
     } else sprintf("must be made by %s_control()", solver))
   }
   if (is.null(solver)) {
-    solver <- if (!is.null(control)) control$solver else
-      if (n <= auto_exact_max_n) "cholesky" else "sdd"
+    if (is.null(control)) return(list(solver = NULL, control = NULL))
+    solver <- control$solver
   }
   if (is.null(control)) control <- solver_info(solver)$control()
   if (!identical(control$solver, solver)) {

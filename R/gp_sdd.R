@@ -3,12 +3,11 @@
 #' Fits the Gaussian process regression model \eqn{y = f(x) + \epsilon} with
 #' \eqn{f \sim GP(0, k)} and \eqn{\epsilon \sim N(0, \lambda)}. The posterior
 #' mean's representer weights solve \eqn{(K + \lambda I) \alpha = y}; with
-#' `solver = "sdd"` (the default above 5000 observations) this system is
-#' solved by stochastic dual descent, which touches `batch_size` rows of the
-#' kernel matrix per step and never stores it, so `n` can be in the hundreds
-#' of thousands or more. `solver = "cholesky"` solves exactly (O(n^3) time,
-#' O(n^2) memory), which up to 5000 observations takes seconds and is the
-#' default there. With `samples > 0` the fit also holds posterior function
+#' `solver = "sdd"` this system is solved by stochastic dual descent, which
+#' touches `batch_size` rows of the kernel matrix per step and never needs
+#' to store it, so `n` can be in the hundreds of thousands or more.
+#' `solver = "cholesky"` solves exactly (O(n^3) time, O(n^2) memory). By
+#' default `gp_sdd()` chooses between them (section Choice of solver). With `samples > 0` the fit also holds posterior function
 #' samples by pathwise conditioning: prior draws from random Fourier
 #' features, each corrected by the solution of its own linear system (solved
 #' together with the mean's, sharing every kernel row).
@@ -21,13 +20,35 @@
 #' give per-observation noise variances \eqn{v_i} in the units of `y`, use
 #' `standardize = FALSE`, `noise = 1` and `weights = 1 / v`.
 #'
-#' An iterative solver (SDD, SGD, CG, CaBCD) that stops, at its iteration
-#' budget or time limit, with the estimated relative residual of the
-#' posterior mean's system above 0.5 is far from converged: its predictions
-#' are little or no better than the mean of `y` (a residual of 1). `gp_sdd()`
-#' then warns, with a warning of class `sddgp_warning_not_converged` that
-#' names the residual and what to change, and `print()` and `summary()` say
-#' so.
+#' SDD and CG stop by default once their predictions are within a tenth of
+#' a noise standard deviation of the exact solution's (the section Stopping
+#' of [sdd_control()] says how that is judged and what it means for test
+#' error). A fit that reaches its iteration budget or time limit first
+#' warns, with a warning of class `sddgp_warning_not_converged` that names
+#' the residual reached, the tolerance and what to change, and `print()` and
+#' `summary()` say so. Solvers run without a tolerance (SGD, and SDD or CG
+#' with `tolerance = 0`) warn when the estimated relative residual of the
+#' posterior mean's system ends above 0.5 (at 1, predictions are no better
+#' than the mean of `y`); CaBCD likewise.
+#'
+#' @section Choice of solver: Without `solver` and `control`, `gp_sdd()`
+#'   chooses the solver that reaches the exact GP's accuracy first.
+#'   Beyond 20000 observations, where the exact solver's n x n matrix would
+#'   not fit, that is SDD with its default settings. Up to 20000, the exact
+#'   solver runs directly when it costs less than 1000 SDD steps (below
+#'   about 1300 observations with the reference BLAS). Otherwise SDD runs
+#'   first, for at most as many steps as cost about as much as the exact
+#'   solve (counted from operation counts and the costs per operation of
+#'   `inst/benchmarks/defaults.R`, with an optimised BLAS cheaper than the
+#'   reference one, and never more than its default 10,000): if it reaches
+#'   its tolerance it is kept, else the exact solver runs. Well-conditioned
+#'   problems (noise large against the signal's fine structure) thus get
+#'   SDD's answer in a fraction of the exact solve's time, badly conditioned
+#'   ones the exact answer in at most about twice its time. The fit's
+#'   `choice` holds the reason (printed by `print()` and `summary()`) and,
+#'   when SDD ran first, its steps, residual and seconds; the choice
+#'   depends on operation counts only, so like the fit itself it is the same
+#'   for any thread count.
 #'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the
@@ -69,9 +90,8 @@
 #'   2023), `"svgp"` (sparse variational GP), `"dsg"` (doubly stochastic
 #'   functional gradients) or `"cabcd"` (Caratheodory block coordinate
 #'   descent on a random-feature model). `NULL` takes the solver of
-#'   `control`; without `control`, `"cholesky"` for at most 5000
-#'   observations (exact, and faster there than SDD's default 10,000 steps)
-#'   and `"sdd"` above.
+#'   `control`; without `control`, the solver is chosen as the section
+#'   Choice of solver describes.
 #' @param control The solver's settings, made by its control function:
 #'   [sdd_control()], [cholesky_control()], [cg_control()], [sgd_control()],
 #'   [svgp_control()], [dsg_control()] or [cabcd_control()]. `NULL` uses the
@@ -215,13 +235,23 @@ new_sddgp <- function(xs, ys, scaling, kernel, noise, weights, solver, control,
             class = "sddgp")
 }
 
-# Solve for the posterior mean and `samples` pathwise samples together.
+# Solve for the posterior mean and `samples` pathwise samples together,
+# with the fit's solver or, when it has none, the one solve_automatic()
+# chooses.
 fit_posterior <- function(fit, samples, threads) {
-  prior <- if (samples > 0) draw_prior(fit$kernel, fit$d, fit$control$features, samples)
+  features <- (fit$control %||% sdd_control())$features
+  prior <- if (samples > 0) draw_prior(fit$kernel, fit$d, features, samples)
   problem <- new_problem(fit$x, fit$y, fit$kernel, observation_noise(fit), prior, threads)
   # Test data of trace metrics (sdd_control()) are standardised like the fit.
   problem$scaling <- fit$scaling
-  sol <- run_solver(fit$solver, problem, fit$control, threads)
+  if (is.null(fit$solver)) {
+    sol <- solve_automatic(fit, problem, threads)
+    fit$solver <- sol$solver
+    fit$control <- sol$control
+    fit$choice <- sol$choice
+  } else {
+    sol <- run_solver(fit$solver, problem, fit$control, threads)
+  }
   fit$alpha <- sol$alpha[, 1L]
   fit$alpha_samples <- sol$alpha[, -1L, drop = FALSE]
   fit$basis <- sol$basis
@@ -229,6 +259,7 @@ fit_posterior <- function(fit, samples, threads) {
   fit$prior <- prior
   fit$iterations <- sol$iterations
   fit$status <- sol$status
+  fit$tolerance <- sol$tolerance  # NULL for the solvers without one
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
   fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache

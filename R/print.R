@@ -19,10 +19,11 @@ print.sddgp <- function(x, digits = 4, ...) {
   if (x$iterations > 0L) {
     # Why a run stopped, when it was not the iteration count.
     why <- if (x$status %in% c("tolerance", "time limit")) sprintf(" (%s)", x$status) else ""
-    cat(sprintf("  %d iterations in %.1f s%s; relative residual %s\n", x$iterations,
-                x$seconds, why, format(final_residual(x), digits = 3)))
+    cat(sprintf("  %d iterations in %.1f s%s; relative residual %s%s\n", x$iterations,
+                x$seconds, why, format(final_residual(x), digits = 3), tolerance_label(x)))
   }
-  if (far_from_converged(x)) cat("  ", not_converged_note(x), "\n", sep = "")
+  if (!is.null(x$choice)) cat(strwrap(x$choice$reason, indent = 2, exdent = 4), sep = "\n")
+  if (short_of_accuracy(x)) cat("  ", not_converged_note(x), "\n", sep = "")
   invisible(x)
 }
 
@@ -31,6 +32,10 @@ noise_label <- function(noise, weights, digits) {
   sprintf("  noise variance: %s / weights (weights from %s to %s)",
           format(noise, digits = digits), format(min(weights), digits = digits),
           format(max(weights), digits = digits))
+}
+
+tolerance_label <- function(fit) {
+  if (isTRUE(fit$tolerance > 0)) sprintf(" (tolerance %s)", format(signif(fit$tolerance, 3))) else ""
 }
 
 final_residual <- function(fit) {
@@ -46,9 +51,12 @@ final_residual <- function(fit) {
 #' @return `summary()` returns an object of class `summary.sddgp`: a list with
 #'   the data size, kernel and hyperparameters (in standardised units), noise,
 #'   solver settings, iterations, timings, the final estimated relative
-#'   residuals of the mean and sample systems, `not_converged` (a note when
-#'   the mean's residual shows the solver stopped far from converged, else
-#'   `NULL`) and `cached` (whether the kernel matrix was cached, for the
+#'   residuals of the mean and sample systems, the `tolerance` the solver
+#'   ran to (`NULL` for the exact solver; 0 for a fixed number of
+#'   iterations), `choice` (how the solver was chosen when `gp_sdd()` chose
+#'   it: see its Details; else `NULL`), `not_converged` (a note when the
+#'   solver stopped short of its tolerance, or without one far from
+#'   converged; else `NULL`) and `cached` (whether the kernel matrix was cached, for the
 #'   solvers with a cache: SDD, SGD, CG; else `NULL`).
 #' @export
 summary.sddgp <- function(object, ...) {
@@ -64,7 +72,8 @@ summary.sddgp <- function(object, ...) {
     seconds = object$seconds, threads = object$threads,
     residual = if (!is.null(last)) last$residual else NA_real_,
     residual_samples = if (!is.null(last)) last$residual_samples else NA_real_,
-    not_converged = if (far_from_converged(object)) not_converged_note(object),
+    tolerance = object$tolerance, choice = object$choice,
+    not_converged = if (short_of_accuracy(object)) not_converged_note(object),
     cached = object$cached,
     estimation = object$estimation, scaling = object$scaling),
     class = "summary.sddgp")
@@ -100,9 +109,11 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
               if (x$iterations == 1L) "" else "s", x$status, x$threads,
               if (x$threads == 1L) "" else "s", x$seconds))
   if (is.finite(x$residual) || is.finite(x$residual_samples)) {
-    cat(sprintf("  final relative residual: mean %s, samples %s\n",
-                format(x$residual, digits = 3), format(x$residual_samples, digits = 3)))
+    cat(sprintf("  final relative residual: mean %s, samples %s%s\n",
+                format(x$residual, digits = 3), format(x$residual_samples, digits = 3),
+                tolerance_label(x)))
   }
+  if (!is.null(x$choice)) cat(strwrap(x$choice$reason, indent = 2, exdent = 4), sep = "\n")
   if (!is.null(x$not_converged)) cat("  ", x$not_converged, "\n", sep = "")
   if (!is.null(x$cached)) {
     cat(if (x$cached) "  kernel matrix cached in memory\n" else

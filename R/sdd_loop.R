@@ -21,7 +21,7 @@ loop_settings <- function(iterations, batch_size, momentum, averaging, averaging
                  integer = TRUE)
   }
   batch_sampling <- choose_one(batch_sampling, "batch_sampling", c("uniform", "permutation"))
-  check_number(tolerance, "tolerance", lower = 0, upper = 1)
+  if (!is.null(tolerance)) check_number(tolerance, "tolerance", lower = 0, upper = 1)
   if (!identical(time_limit, Inf)) {
     check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
   }
@@ -150,7 +150,7 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
     averaging_start = if (control$averaging == "arithmetic")
       control$averaging_start %||% 1L else 0L,
     check_every = control$check_every, probe_size = min(control$probe_size, n),
-    tolerance = control$tolerance, time_limit = control$time_limit,
+    tolerance = solve_tolerance(control$tolerance, problem), time_limit = control$time_limit,
     metrics = trace_metrics(control$trace, problem), seed = new_seed()),
     operator_settings(control, n))
 }
@@ -169,7 +169,7 @@ run_sdd_loop <- function(problem, settings, threads) {
                problem$rhs, settings, threads)
   list(alpha = res$alpha, iterations = res$iterations, status = decode_status(res),
        trace = sdd_trace(res$trace, problem$has_mean, settings$metrics),
-       cached = settings$use_cache)
+       cached = settings$use_cache, tolerance = settings$tolerance)
 }
 
 # The trace metrics' operands for the C loop, in the units of the problem

@@ -107,43 +107,93 @@ raise_status <- function(status, solver, iterations, advice, ...) {
   status
 }
 
-# A fit whose posterior mean's system ends with an estimated relative
-# residual above this is far from converged: residual 1 is that of alpha = 0,
-# which predicts the prior mean (the mean of y, standardised).  gp_sdd()
-# warns, print() and summary() say so.  The one place to change it (a later
-# issue ties it to accuracy); ?gp_sdd (Details) states its value.
+# The default accuracy of the iterative solvers (`tolerance = NULL` in
+# sdd_control() and cg_control()): the root mean square residual of every
+# system is at most this fraction of the noise standard deviation.  The
+# posterior mean's error at the training inputs is K (K + noise I)^-1 times
+# the residual, whose norm is at most the residual's; ?sdd_control (section
+# Stopping) states the consequence for predictions.
+tolerance_noise_fraction <- 0.1
+
+# The relative residual at which a run stops on `problem`: `tolerance`
+# when given, else the default accuracy above for the scale of the first
+# right-hand side (the targets, or a sample's), capped at 0.1.
+solve_tolerance <- function(tolerance, problem) {
+  if (!is.null(tolerance)) return(tolerance)
+  noise <- mean(problem$noise)
+  rms_b <- sqrt(mean(problem$rhs[, 1L]^2))
+  # b = 0 is solved at once by alpha = 0; gp_sdd() checks that noise > 0.
+  if (!isTRUE(noise > 0 && rms_b > 0)) return(0.1)
+  min(0.1, tolerance_noise_fraction * sqrt(noise) / rms_b)
+}
+
+# A run without a tolerance (tolerance = 0: a fixed number of iterations)
+# whose posterior mean's system ends with an estimated relative residual
+# above this is far from converged: residual 1 is that of alpha = 0, which
+# predicts the prior mean (the mean of y, standardised).
 not_converged_residual <- 0.5
 
-# Judged only where the trace's residual tends to 0 (solver_registry()).
-far_from_converged <- function(fit) {
-  solver_info(fit$solver)$mean_residual &&
-    isTRUE(final_residual(fit) > not_converged_residual)
+# Whether `fit` fell short of the accuracy it was run for: with a
+# tolerance, not reaching it; without, ending far from converged.  Judged
+# only where the trace's residual tends to 0 (solver_registry()).
+short_of_accuracy <- function(fit) {
+  if (!solver_info(fit$solver)$mean_residual) return(FALSE)
+  if (isTRUE(fit$tolerance > 0)) return(fit$status != "tolerance")
+  isTRUE(final_residual(fit) > not_converged_residual)
+}
+
+# The residual `fit` aimed for.
+target_residual <- function(fit) {
+  if (isTRUE(fit$tolerance > 0)) fit$tolerance else not_converged_residual
 }
 
 not_converged_note <- function(fit) {
+  if (isTRUE(fit$tolerance > 0)) {
+    return(sprintf("not converged: relative residual %s, tolerance %s",
+                   residuals_label(fit), format(signif(fit$tolerance, 3))))
+  }
   sprintf("far from converged: relative residual %s > %s (at 1, no better than the mean of y)",
           format(final_residual(fit), digits = 3), format(not_converged_residual))
 }
 
+# The final estimated relative residuals: the mean's, and the root mean
+# square of the samples' where there are samples.
+residuals_label <- function(fit) {
+  last <- fit$trace[nrow(fit$trace), ]
+  paste0(format(last$residual, digits = 3),
+         if (is.finite(last$residual_samples))
+           sprintf(" (samples %s)", format(last$residual_samples, digits = 3)))
+}
+
 warn_if_not_converged <- function(fit) {
-  if (!far_from_converged(fit)) return(invisible(FALSE))
+  if (!short_of_accuracy(fit)) return(invisible(FALSE))
   why <- switch(fit$status,
     "time limit" = sprintf("its time limit of %s s", format(fit$control$time_limit)),
-    tolerance = "its tolerance",
     "the end of its iteration budget")
   advice <- switch(fit$solver,
-    cg = "more `max_iterations` in cg_control(), or solver = \"cholesky\"",
+    cg = "more `max_iterations` in cg_control(), or solver = \"cholesky\" (up to 20000 points)",
     cabcd = "more `iterations` in cabcd_control(), or solver = \"cg\" or \"cholesky\"",
     sprintf(paste("more `iterations` or a larger `time_limit` in %s_control(),",
-                  "or solver = \"cg\" or \"cholesky\""), fit$solver))
-  sddgp_warn(sprintf(paste(
-    "%s stopped far from converged, at %s after %d iteration%s: the estimated",
-    "relative residual of the posterior mean's system is %s, above the threshold",
-    "%s (at 1, predictions are no better than the mean of y). Use %s."),
-    toupper(fit$solver), why, fit$iterations, if (fit$iterations == 1L) "" else "s",
-    format(final_residual(fit), digits = 3), format(not_converged_residual), advice),
-    class = "sddgp_warning_not_converged", residual = final_residual(fit),
-    threshold = not_converged_residual, status = fit$status)
+                  "or solver = \"cholesky\" (up to 20000 points) or \"cg\""), fit$solver))
+  message <- if (isTRUE(fit$tolerance > 0)) {
+    sprintf(paste(
+      "%s stopped at %s after %d iteration%s without reaching its tolerance: the",
+      "estimated relative residual is %s against the tolerance %s, so predictions",
+      "may be further from the exact GP's than stated in ?sdd_control (Stopping).",
+      "Use %s."),
+      toupper(fit$solver), why, fit$iterations, if (fit$iterations == 1L) "" else "s",
+      residuals_label(fit), format(signif(fit$tolerance, 3)), advice)
+  } else {
+    sprintf(paste(
+      "%s stopped far from converged, at %s after %d iteration%s: the estimated",
+      "relative residual of the posterior mean's system is %s, above the threshold",
+      "%s (at 1, predictions are no better than the mean of y). Use %s."),
+      toupper(fit$solver), why, fit$iterations, if (fit$iterations == 1L) "" else "s",
+      format(final_residual(fit), digits = 3), format(not_converged_residual), advice)
+  }
+  sddgp_warn(message, class = "sddgp_warning_not_converged",
+             residual = final_residual(fit), threshold = target_residual(fit),
+             status = fit$status)
   invisible(TRUE)
 }
 

@@ -12,7 +12,7 @@ test_that("SDD representer weights match the exact solve (Matern-3/2, n = 500, d
   # OpenMP threads mostly wait for each other (results are bitwise the same
   # for any thread count; see test-gp_sdd.R).
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.1,
-                standardize = FALSE, control = sdd_control(iterations = 1500),
+                standardize = FALSE, control = sdd_control(tolerance = 0, iterations = 1500),
                 threads = 1)
   expect_s3_class(fit, "sddgp")
   expect_equal(fit$status, "iterations")
@@ -35,7 +35,7 @@ test_that("SDD matches the exact solve for every kernel family", {
     ref <- ref_posterior(d$x, d$y, xt, fam, ls, 1.5, 0.1)
     withr::local_seed(2)
     fit <- gp_sdd(d$x, d$y, kernel = kernels[[fam]], noise = 0.1,
-                  standardize = FALSE, control = sdd_control(iterations = 1400),
+                  standardize = FALSE, control = sdd_control(tolerance = 0, iterations = 1400),
                   threads = 1)  # many tiny steps: see the note above
     expect_equal(fit$kernel$family, fam)
     expect_lt(max_rel_err(fit$alpha, ref$alpha), 1e-6)
@@ -51,7 +51,7 @@ test_that("SDD converges on a larger problem with mini-batches (n = 2000)", {
   withr::local_seed(3)
   fit <- gp_sdd(d$x, d$y, kernel = matern(5/2, c(0.15, 0.25), 1), noise = 0.2,
                 standardize = FALSE,
-                control = sdd_control(iterations = 3000, batch_size = 256),
+                control = sdd_control(tolerance = 0, iterations = 3000, batch_size = 256),
                 threads = 1)  # many small steps: see the note above
   # Batches of 256 out of 2000 rows: the averaged iterate is accurate to
   # about 4e-8 after 3000 steps on this problem.
@@ -89,7 +89,7 @@ test_that("without `solver` or `control` a small data set is solved exactly", {
   # Asking for SDD by name, or by its control, still runs SDD.
   sdd <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.6), 1), noise = 0.05,
                 standardize = FALSE, solver = "sdd",
-                control = sdd_control(iterations = 20), threads = 1)
+                control = sdd_control(tolerance = 0, iterations = 20), threads = 1)
   expect_equal(sdd$solver, "sdd")
   expect_equal(sdd$iterations, 20L)
 })
@@ -117,7 +117,7 @@ test_that("observation weights give the exact heteroscedastic posterior in SDD, 
   expect_lt(max_rel_err(cg_fit$alpha, ref$alpha), 1e-6)
   # Full-batch SDD (B >= n) converges linearly: 6000 steps reach about 1e-8.
   withr::local_seed(3)
-  sdd_fit <- fit("sdd", sdd_control(iterations = 6000, batch_size = 300))
+  sdd_fit <- fit("sdd", sdd_control(tolerance = 0, iterations = 6000, batch_size = 300))
   expect_lt(max_rel_err(predict(sdd_fit, xt), ref$mean), 1e-6)
 })
 
@@ -214,7 +214,7 @@ test_that("the fit object holds what the documentation promises", {
   d <- make_data(60, 2, seed = 19)
   withr::local_seed(4)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
-                samples = 3, control = sdd_control(iterations = 100, check_every = 25))
+                samples = 3, control = sdd_control(tolerance = 0, iterations = 100, check_every = 25))
   expect_equal(fit$n, 60L)
   expect_equal(fit$d, 2L)
   expect_equal(fit$kernel$lengthscale, c(0.5, 0.5))  # recycled to d
@@ -243,7 +243,7 @@ test_that("matrix, data frame and formula interfaces give the same fit", {
   d <- make_data(70, 2, seed = 20)
   df <- data.frame(d$x, y = d$y)
   ker <- matern(5/2, c(0.4, 0.6), 1)
-  ctl <- sdd_control(iterations = 50)
+  ctl <- sdd_control(tolerance = 0, iterations = 50)
   withr::local_seed(5)
   fm <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = ctl, samples = 2)
   withr::local_seed(5)
@@ -310,7 +310,7 @@ test_that("the formula interface drops incomplete rows and expands factors", {
 test_that("identical seeds give identical fits for 1 and 2 threads; different seeds differ", {
   d <- make_data(300, 2, seed = 22)
   ker <- matern(3/2, c(0.3, 0.5), 1)
-  ctl <- sdd_control(iterations = 100, batch_size = 64)
+  ctl <- sdd_control(tolerance = 0, iterations = 100, batch_size = 64)
   fit_with <- function(seed, threads) {
     withr::local_seed(seed)
     gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = ctl, samples = 4,
@@ -327,7 +327,7 @@ test_that("identical seeds give identical fits for 1 and 2 threads; different se
   fit_big <- function(threads) {
     withr::local_seed(3)
     gp_sdd(big$x, big$y, kernel = ker, noise = 0.1, samples = 2, threads = threads,
-           control = sdd_control(iterations = 20, batch_size = 64, cache = "never",
+           control = sdd_control(tolerance = 0, iterations = 20, batch_size = 64, cache = "never",
                                  check_every = 10))
   }
   b1 <- fit_big(1)
@@ -351,7 +351,7 @@ test_that("the cached and the on-the-fly kernel give identical fits", {
   fit_with <- function(cache) {
     withr::local_seed(9)
     gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, samples = 3,
-           control = sdd_control(iterations = 100, batch_size = 100, cache = cache))
+           control = sdd_control(tolerance = 0, iterations = 100, batch_size = 100, cache = cache))
   }
   fa <- fit_with("always")
   fn <- fit_with("never")
@@ -371,13 +371,13 @@ test_that("the fit records whether the kernel matrix was cached", {
                      classes = "sddgp_warning_not_converged")
   }
   bytes <- 8 * 100^2  # K in double precision
-  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes))$cached)
-  expect_false(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes - 1))$cached)
-  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache_limit = bytes / 2,
+  expect_true(fit_with("sdd", sdd_control(tolerance = 0, iterations = 10, cache_limit = bytes))$cached)
+  expect_false(fit_with("sdd", sdd_control(tolerance = 0, iterations = 10, cache_limit = bytes - 1))$cached)
+  expect_true(fit_with("sdd", sdd_control(tolerance = 0, iterations = 10, cache_limit = bytes / 2,
                                           precision = "single"))$cached)
-  expect_true(fit_with("sdd", sdd_control(iterations = 10, cache = "always",
+  expect_true(fit_with("sdd", sdd_control(tolerance = 0, iterations = 10, cache = "always",
                                           cache_limit = 0))$cached)
-  never <- fit_with("sdd", sdd_control(iterations = 10, cache = "never"))
+  never <- fit_with("sdd", sdd_control(tolerance = 0, iterations = 10, cache = "never"))
   expect_false(never$cached)
   expect_false(fit_with("sgd", sgd_control(iterations = 10, cache_limit = bytes - 1))$cached)
   cg <- fit_with("cg", cg_control())
@@ -396,7 +396,7 @@ test_that("a fit survives saveRDS() / readRDS() and predicts identically", {
   xt <- make_inputs(5, 2)
   withr::local_seed(11)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.5, 0.7), 1), noise = 0.1,
-                samples = 4, control = sdd_control(iterations = 50))
+                samples = 4, control = sdd_control(tolerance = 0, iterations = 50))
   path <- withr::local_tempfile(fileext = ".rds")
   saveRDS(fit, path)
   back <- readRDS(path)

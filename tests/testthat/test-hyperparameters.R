@@ -211,7 +211,7 @@ test_that("Ctrl-C stops a long estimation promptly and leaves R usable", {
   # One stage on 6000 points: each evaluation of the marginal likelihood
   # factors and inverts a 6000 x 6000 matrix, a minute of work polled
   # between blocks.
-  expect_prompt_interrupt(6000, 2, sdd_control(iterations = 10),
+  expect_prompt_interrupt(6000, 2, sdd_control(tolerance = 0, iterations = 10),
                           "Hyperparameter estimation was interrupted by the user",
                           args = list(kernel = matern(3/2), noise = NULL,
                                       estimation = estimation_control(

@@ -85,7 +85,7 @@ test_that("beyond the threshold, SDD approximates the compressed posterior", {
   set.seed(1)
   # Batches of 10 of the 30 points: stochastic, yet 3000 steps converge.
   post <- sddgp:::sdd_posterior(state, kern, lambda, m0, samples = 256,
-                                sdd_control(iterations = 3000, batch_size = 10), threads = 2)
+                                sdd_control(tolerance = 0, iterations = 3000, batch_size = 10), threads = 2)
   got <- post$at(xnew)
   expect_equal(got$mean, truth$mean, tolerance = 1e-6)
   # The chosen point's variance comes from its own solve: accurate.
@@ -103,7 +103,7 @@ test_that("beyond the threshold, SDD approximates the compressed posterior", {
     set.seed(5)
     res <- mini_meta(p$noisy, candidates = p$grid, budget = 40, beta = 2,
                      kernel = matern(5/2, 0.1, 0.5), noise = 0.09, initial = 6, mini = FALSE,
-                     threshold = 8, samples = 16, control = sdd_control(iterations = 300),
+                     threshold = 8, samples = 16, control = sdd_control(tolerance = 0, iterations = 300),
                      threads = threads)
     res$history$seconds <- NULL
     res

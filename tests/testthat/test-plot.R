@@ -4,7 +4,7 @@ test_that("plot() draws the trace of an SDD fit and returns the fit invisibly", 
   d <- make_data(60, 2, seed = 111)
   withr::local_seed(111)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1, samples = 2,
-                control = sdd_control(iterations = 50, check_every = 10))
+                control = sdd_control(tolerance = 0, iterations = 50, check_every = 10))
   path <- withr::local_tempfile(fileext = ".pdf")
   grDevices::pdf(path)
   on.exit(grDevices::dev.off(), add = TRUE)
@@ -13,7 +13,7 @@ test_that("plot() draws the trace of an SDD fit and returns the fit invisibly", 
   expect_no_error(plot(fit, log = "xy", lwd = 2))
   # Without samples there is only the mean's line.
   f1 <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
-               control = sdd_control(iterations = 50))
+               control = sdd_control(tolerance = 0, iterations = 50))
   expect_no_error(plot(f1))
 })
 
@@ -28,7 +28,7 @@ test_that("plot() passes graphical parameters such as main and xlab on", {
   d <- make_data(40, 2, seed = 113)
   withr::local_seed(113)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1,
-                control = sdd_control(iterations = 100))
+                control = sdd_control(tolerance = 0, iterations = 100))
   path <- withr::local_tempfile(fileext = ".pdf")
   grDevices::pdf(path)
   on.exit(grDevices::dev.off(), add = TRUE)
@@ -41,7 +41,7 @@ test_that("plot(what = ) draws the trace metrics, and says when a fit has none",
   ref <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, solver = "cholesky")$alpha
   withr::local_seed(114)
   fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = sdd_control(
-    iterations = 60, check_every = 20, trace_every = 15, reference = ref,
+    tolerance = 0, iterations = 60, check_every = 20, trace_every = 15, reference = ref,
     test_x = d$x[1:10, ], test_y = d$y[1:10]))
   path <- withr::local_tempfile(fileext = ".pdf")
   grDevices::pdf(path)
@@ -51,7 +51,7 @@ test_that("plot(what = ) draws the trace metrics, and says when a fit has none",
     expect_identical(out, fit)
   }
   plain <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.1,
-                  control = sdd_control(iterations = 20, reference = ref))
+                  control = sdd_control(tolerance = 0, iterations = 20, reference = ref))
   expect_error(plot(plain, what = "test_rmse"), class = "sddgp_error_argument",
                regexp = "`what` is \"test_rmse\".*`test_x` and `test_y`")
   expect_error(plot(fit, what = "rmse"), class = "sddgp_error_argument",

@@ -5,7 +5,7 @@ pred_fit <- function(samples = 0, solver = "cholesky", seed = 61, n = 60) {
   withr::local_seed(seed)
   fit <- gp_sdd(d$x, 10 + 3 * d$y, kernel = matern(3/2, c(0.4, 0.6), 1),
                 noise = 0.05, solver = solver, samples = samples,
-                control = if (solver == "sdd") sdd_control(iterations = 100))
+                control = if (solver == "sdd") sdd_control(tolerance = 0, iterations = 100))
   list(fit = fit, x = d$x, y = 10 + 3 * d$y)
 }
 
@@ -237,7 +237,7 @@ test_that("Ctrl-C stops a long prediction promptly and leaves R usable", {
   # 20000 predictions from 200000 training points are 4e9 kernel values, in
   # chunks of 4096 rows that each take seconds; the product answers Ctrl-C
   # between slabs of rows.
-  expect_prompt_interrupt(200000, 2, sdd_control(iterations = 1, step_size = 1,
+  expect_prompt_interrupt(200000, 2, sdd_control(tolerance = 0, iterations = 1, step_size = 1,
                                                   cache = "never"),
                           message = NULL,
                           then = function(fit, x) predict(fit, x[1:20000, ]))

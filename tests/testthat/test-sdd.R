@@ -14,7 +14,7 @@ test_that("sdd_control() has the paper's defaults", {
   expect_equal(ctl$averaging, "geometric")
   expect_null(ctl$averaging_rate)
   expect_equal(ctl$batch_sampling, "uniform")
-  expect_equal(ctl$tolerance, 0)
+  expect_null(ctl$tolerance)  # chosen from the noise (solve_tolerance())
   expect_equal(ctl$time_limit, Inf)
   expect_identical(ctl$check_every, 100L)
   expect_identical(ctl$probe_size, 256L)
@@ -23,7 +23,7 @@ test_that("sdd_control() has the paper's defaults", {
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
   expect_equal(ctl$precision, "double")
-  ctl2 <- sdd_control(iterations = 5, averaging = "none", batch_sampling = "permutation",
+  ctl2 <- sdd_control(tolerance = 0, iterations = 5, averaging = "none", batch_sampling = "permutation",
                       cache = "never", step_size = 2, averaging_rate = 0.5)
   expect_identical(ctl2$iterations, 5L)
   expect_equal(ctl2$averaging, "none")
@@ -67,7 +67,7 @@ test_that("every sdd_control() argument is validated with a classed error", {
                regexp = "`averaging` must be one of \"geometric\", \"none\"")
   expect_error(sdd_control(batch_sampling = "x"),
                regexp = "`batch_sampling` must be one of \"uniform\", \"permutation\"")
-  expect_error(sdd_control(iterations = 2.5), regexp = "whole number")
+  expect_error(sdd_control(tolerance = 0, iterations = 2.5), regexp = "whole number")
   expect_error(sdd_control(momentum = 1), regexp = "`momentum` must lie in \\[0, 1\\)")
   # Boundaries that are allowed.
   expect_silent(sdd_control(momentum = 0, tolerance = 1, step_fraction = 1,
@@ -86,7 +86,7 @@ test_that("precision = \"single\" solves to float accuracy, identically cached o
   fit <- function(precision, cache = "always", iterations = 10000, threads = 2L) {
     withr::with_seed(3, gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, threads = threads,
       standardize = FALSE,
-      control = sdd_control(iterations = iterations, batch_size = 400, averaging = "none",
+      control = sdd_control(tolerance = 0, iterations = iterations, batch_size = 400, averaging = "none",
                             precision = precision, cache = cache)))
   }
   # The exact gradient with momentum converges to the solution of the
@@ -111,7 +111,7 @@ test_that("batch_size larger than n works (capped at n)", {
   withr::local_options(sddgp.threads = 1)  # 500 tiny steps: no use for threads
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.2,
                 standardize = FALSE,
-                control = sdd_control(iterations = 500, batch_size = 1000,
+                control = sdd_control(tolerance = 0, iterations = 500, batch_size = 1000,
                                       probe_size = 1000,
                                       batch_sampling = "permutation"))
   expect_lt(max_rel_err(fit$alpha, ref$alpha), 1e-6)
@@ -132,7 +132,7 @@ test_that("a user step size is used as given", {
   d <- make_data(100, 2, seed = 33)
   withr::local_seed(3)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1, samples = 2,
-                control = sdd_control(iterations = 100, step_size = 0.5,
+                control = sdd_control(tolerance = 0, iterations = 100, step_size = 0.5,
                                       step_size_samples = 0.25))
   expect_identical(fit$state$step_size, c(mean = 0.5, samples = 0.25))
 })
@@ -149,10 +149,10 @@ test_that("averaging = 'none' and permutation batches also converge", {
   withr::local_options(sddgp.threads = 1)
   f1 <- gp_sdd(d$x, d$y, kernel = squared_exponential(ls, 1), noise = 0.2,
                standardize = FALSE,
-               control = sdd_control(iterations = 700, averaging = "none"))
+               control = sdd_control(tolerance = 0, iterations = 700, averaging = "none"))
   f2 <- gp_sdd(d$x, d$y, kernel = squared_exponential(ls, 1), noise = 0.2,
                standardize = FALSE,
-               control = sdd_control(iterations = 700, batch_size = 100,
+               control = sdd_control(tolerance = 0, iterations = 700, batch_size = 100,
                                      batch_sampling = "permutation"))
   expect_lt(max_rel_err(f1$alpha, ref$alpha), 1e-6)
   expect_lt(max_rel_err(f2$alpha, ref$alpha), 1e-6)
@@ -184,7 +184,7 @@ test_that("tolerance stops early and the trace estimates the true residual", {
   withr::local_seed(6)
   short <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.1,
                   standardize = FALSE,
-                  control = sdd_control(iterations = 60, check_every = 25,
+                  control = sdd_control(tolerance = 0, iterations = 60, check_every = 25,
                                         batch_size = 32))
   # Checks at 25, 50 and the last iteration.
   expect_equal(short$trace$iteration, c(25L, 50L, 60L))
@@ -197,7 +197,7 @@ test_that("time_limit stops the iterations with the averaged iterate reached so 
   d <- make_data(2000, 3, seed = 36)
   ker <- matern(3/2, c(0.2, 0.3, 0.4), 1)
   ctl <- function(iterations, limit = Inf) {
-    sdd_control(iterations = iterations, time_limit = limit, averaging_rate = 0.01,
+    sdd_control(tolerance = 0, iterations = iterations, time_limit = limit, averaging_rate = 0.01,
                 step_size = 1, cache = "never", check_every = 1e5)
   }
   withr::local_seed(7)
@@ -236,7 +236,7 @@ test_that("an automatic step size that diverges is halved until the run is stabl
   # Ten times the estimated stability limit diverges; halvings bring it
   # below the limit, and the run converges as if it had started there.
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.05, standardize = FALSE,
-                samples = 2, control = sdd_control(iterations = 3000, batch_size = 300,
+                samples = 2, control = sdd_control(tolerance = 0, iterations = 3000, batch_size = 300,
                                                    step_fraction = 10, step_size_samples = 0.5),
                 threads = 1)
   limit <- withr::with_seed(8, sddgp:::sdd_step_limit(
@@ -251,7 +251,7 @@ test_that("an automatic step size that diverges is halved until the run is stabl
   expect_output(print(summary(fit)), sprintf("halved %d time", fit$state$backoffs))
   # Without divergence nothing is halved, and summary() says nothing of it.
   calm <- gp_sdd(d$x, d$y, kernel = matern(3/2, ls, 1), noise = 0.05,
-                 control = sdd_control(iterations = 50), threads = 1)
+                 control = sdd_control(tolerance = 0, iterations = 50), threads = 1)
   expect_identical(calm$state$backoffs, 0L)
   expect_false(any(grepl("halved", capture.output(print(summary(calm))))))
 })
@@ -271,12 +271,12 @@ test_that("a given step size that diverges is not retried", {
   }
   # The mean's step given, the samples' left to default to it: one run, with
   # or without sample systems.
-  expect_identical(loops(sdd_control(iterations = 300, step_size = 1e4), 0), 1L)
-  expect_identical(loops(sdd_control(iterations = 300, step_size = 1e4), 2), 1L)
+  expect_identical(loops(sdd_control(tolerance = 0, iterations = 300, step_size = 1e4), 0), 1L)
+  expect_identical(loops(sdd_control(tolerance = 0, iterations = 300, step_size = 1e4), 2), 1L)
   # With the mean's step automatic a divergence is retried, five times,
   # though here it is the samples' given step that diverges (the control of
   # the count above).
-  expect_identical(loops(sdd_control(iterations = 300, step_size_samples = 1e4), 2), 6L)
+  expect_identical(loops(sdd_control(tolerance = 0, iterations = 300, step_size_samples = 1e4), 2), 6L)
 })
 
 test_that("a huge step size stops with a divergence error, not NaN", {
@@ -284,7 +284,7 @@ test_that("a huge step size stops with a divergence error, not NaN", {
   withr::local_seed(7)
   err <- expect_error(
     gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1,
-           control = sdd_control(iterations = 2000, step_size = 1e4)),
+           control = sdd_control(tolerance = 0, iterations = 2000, step_size = 1e4)),
     class = "sddgp_error_divergence", regexp = "diverged.*`step_size`")
   expect_s3_class(err, "sddgp_error")
   expect_lte(err$iterations, 100L)  # caught at the first residual check
@@ -292,7 +292,7 @@ test_that("a huge step size stops with a divergence error, not NaN", {
   # The sample systems are watched too.
   expect_error(
     gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.1, samples = 2,
-           control = sdd_control(iterations = 500, step_size_samples = 1e4)),
+           control = sdd_control(tolerance = 0, iterations = 500, step_size_samples = 1e4)),
     class = "sddgp_error_divergence")
 })
 
@@ -300,7 +300,7 @@ test_that("Ctrl-C stops a long SDD fit promptly and leaves R usable", {
   skip_on_cran()
   skip_if_not_installed("callr")
   # During the iterations: 1e6 steps on 20000 points would take hours.
-  expect_prompt_interrupt(20000, 2, sdd_control(iterations = 1e6, cache = "never"),
+  expect_prompt_interrupt(20000, 2, sdd_control(tolerance = 0, iterations = 1e6, cache = "never"),
                           "SDD interrupted by the user after [0-9]+ iterations")
 
   # While the kernel cache is built, the signal 2 s after the solver's
@@ -308,7 +308,7 @@ test_that("Ctrl-C stops a long SDD fit promptly and leaves R usable", {
   # to cache on 2 idle cores here.  (Timed from the call of gp_sdd(), the
   # signal raced the checks and copies of the inputs, 2 s here in 600
   # dimensions, and R answered it with its own interrupt when they won.)
-  expect_prompt_interrupt(15000, 1000, sdd_control(iterations = 10, step_size = 1,
+  expect_prompt_interrupt(15000, 1000, sdd_control(tolerance = 0, iterations = 10, step_size = 1,
                                                    cache = "always"),
                           "SDD interrupted by the user after 0 iterations",
                           signal_in = "run_sdd_loop")
@@ -329,13 +329,13 @@ test_that("sdd_control() takes the ablation and trace settings", {
   expect_equal(sdd_control(estimator = "coordinates_kalpha", step_size = 1)$estimator,
                "coordinates_kalpha")
   # Trace iterations: every trace_every (default check_every) and the last.
-  tr <- sdd_control(iterations = 250, check_every = 100, reference = c(1, 2))$trace
+  tr <- sdd_control(tolerance = 0, iterations = 250, check_every = 100, reference = c(1, 2))$trace
   expect_s3_class(tr, "sddgp_trace_settings")
   expect_identical(tr$at, c(100L, 200L, 250L))
-  expect_identical(sdd_control(iterations = 250, trace_every = 125,
+  expect_identical(sdd_control(tolerance = 0, iterations = 250, trace_every = 125,
                                reference = 1)$trace$at, c(125L, 250L))
-  expect_identical(sdd_control(iterations = 50, reference = 1)$trace$at, 50L)
-  expect_identical(sdd_control(iterations = 250, trace_at = c(7, 3, 7),
+  expect_identical(sdd_control(tolerance = 0, iterations = 50, reference = 1)$trace$at, 50L)
+  expect_identical(sdd_control(tolerance = 0, iterations = 250, trace_at = c(7, 3, 7),
                                reference = 1)$trace$at, c(3L, 7L))
   tx <- data.frame(a = 1:5, b = 5:1)
   tr2 <- sdd_control(test_x = tx, test_y = 1:5)$trace
@@ -405,7 +405,7 @@ test_that("a batch of all the data is the exact gradient for either sampling", {
   fit_with <- function(sampling, seed) {
     withr::local_seed(seed)
     gp_sdd(d$x, d$y, kernel = ker, noise = 0.1, control = sdd_control(
-      iterations = 30, batch_size = 500, step_size = 1, batch_sampling = sampling))
+      tolerance = 0, iterations = 30, batch_size = 500, step_size = 1, batch_sampling = sampling))
   }
   # Deterministic: the seed and the sampling scheme do not matter.
   expect_identical(fit_with("uniform", 1)$alpha, fit_with("uniform", 2)$alpha)

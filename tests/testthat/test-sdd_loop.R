@@ -18,13 +18,13 @@ test_that("sdd_settings() holds exactly the fields of sdd_options and the operat
 
 test_that("sdd_settings() caps sizes and fills in data-dependent settings", {
   codes <- .Call(sddgp:::C_glue_codes)
-  r <- settings(sdd_control(iterations = 400), n = 300)
+  r <- settings(sdd_control(tolerance = 0, iterations = 400), n = 300)
   expect_equal(r$batch_size, 300)
   expect_equal(r$probe_size, 256L)
   expect_equal(r$averaging_rate, 100 / 400)
   expect_equal(codes$batch_sampling[[r$batch_sampling]], 1L)
   expect_true(r$use_cache)  # 300^2 doubles are well under 2e9 bytes
-  r2 <- settings(sdd_control(iterations = 50, probe_size = 500,
+  r2 <- settings(sdd_control(tolerance = 0, iterations = 50, probe_size = 500,
                              batch_sampling = "permutation"), n = 100)
   expect_equal(r2$averaging_rate, 1)  # 100 / 50 capped at 1
   expect_equal(r2$probe_size, 100)
@@ -69,7 +69,7 @@ test_that("print() summarises the trace settings in one line", {
   expect_output(print(ctl), paste0(
     "trace +K-norm errors to 3 reference weights, test RMSE on 5 points at 1000",
     " iterations \\(10, 20, \\.\\.\\., 10000\\)\n"))
-  expect_output(print(sdd_control(iterations = 30, trace_at = 30, reference = 1)),
+  expect_output(print(sdd_control(tolerance = 0, iterations = 30, trace_at = 30, reference = 1)),
                 "trace +K-norm errors to 1 reference weights at 1 iteration \\(30\\)")
   expect_output(print(sdd_control()), "trace +none\n")
 })
@@ -82,7 +82,7 @@ test_that("the trace metrics equal the values computed from the returned weights
   ref <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = "cholesky")$alpha
   withr::local_seed(11)
   fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, control = sdd_control(
-    iterations = 120, batch_size = 32, check_every = 50, trace_at = c(10, 60, 120),
+    tolerance = 0, iterations = 120, batch_size = 32, check_every = 50, trace_at = c(10, 60, 120),
     reference = ref, test_x = xt, test_y = yt))
   tr <- fit$trace
   expect_named(tr, c("iteration", "seconds", "residual", "residual_samples",
@@ -126,7 +126,7 @@ test_that("trace operands that do not fit the data give classed errors", {
   d <- make_data(50, 2, seed = 13)
   ker <- matern(3/2, 0.5, 1)
   expect_error(gp_sdd(d$x, d$y, kernel = ker, noise = 0.1,
-                      control = sdd_control(iterations = 10, reference = rep(0, 49))),
+                      control = sdd_control(tolerance = 0, iterations = 10, reference = rep(0, 49))),
                class = "sddgp_error_argument", regexp = "`reference` has 49 weights.*50 points")
   expect_error(gp_sdd(d$x, d$y, kernel = ker, noise = 0.1,
                       control = sgd_control(iterations = 10, test_x = matrix(0, 3, 3),

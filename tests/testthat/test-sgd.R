@@ -60,7 +60,7 @@ test_that("full-batch dual and primal descent follow their recursions step by st
   it_primal <- ref_iterates(primal, 0 * g$rhs, 6, lr / 4, rho)
   run <- function(..., iterations = 6) {
     withr::local_seed(1)
-    sddgp:::run_solver("sdd", g$problem, sdd_control(iterations = iterations, step_size = 20,
+    sddgp:::run_solver("sdd", g$problem, sdd_control(tolerance = 0, iterations = iterations, step_size = 20,
                                                      step_size_samples = 15, ...),
                        threads = 1)$alpha
   }
@@ -82,7 +82,7 @@ test_that("full-batch dual and primal descent follow their recursions step by st
   # The primal objective's gradient K ((K + noise I) alpha - b) / n.
   withr::local_seed(1)
   pr <- sddgp:::run_solver("sdd", g$problem, sdd_control(
-    iterations = 6, objective = "primal", batch_size = 60, step_size = 5,
+    tolerance = 0, iterations = 6, objective = "primal", batch_size = 60, step_size = 5,
     step_size_samples = 3.75, averaging_rate = 0.3), threads = 1)
   expect_equal(pr$alpha, ref_geometric(it_primal, 0.3), tolerance = 1e-12)
   # Momentum 0 is plain gradient descent.
@@ -101,10 +101,10 @@ test_that("full-batch dual and primal descent converge to the dense solve", {
   # lambda_max(K (K + noise I)) / n (primal); the error contracts linearly,
   # by 1e-8 well within these runs (observed ~1e-15).
   dual <- sddgp:::run_solver("sdd", g$problem, sdd_control(
-    iterations = 300, batch_size = 60, step_size = 0.68 * 60 / (ev + 0.4),
+    tolerance = 0, iterations = 300, batch_size = 60, step_size = 0.68 * 60 / (ev + 0.4),
     averaging = "none"), threads = 1)
   primal <- sddgp:::run_solver("sdd", g$problem, sdd_control(
-    iterations = 300, batch_size = 60, objective = "primal", averaging = "none",
+    tolerance = 0, iterations = 300, batch_size = 60, objective = "primal", averaging = "none",
     step_size = 0.68 * 60 / (ev * (ev + 0.4))), threads = 1)
   expect_lt(max_rel_err(dual$alpha, exact), 1e-8)
   expect_lt(max_rel_err(primal$alpha, exact), 1e-8)
@@ -129,7 +129,7 @@ test_that("one step of each stochastic estimator is the documented formula", {
   two_steps <- function(...) {
     withr::local_seed(3)
     sddgp:::run_solver("sdd", g$problem, sdd_control(
-      iterations = 2, momentum = 0, averaging = "none", batch_size = B,
+      tolerance = 0, iterations = 2, momentum = 0, averaging = "none", batch_size = B,
       step_size = lr, ...), threads = 1)$alpha
   }
   # K alpha only subsampled: a2 = a1 - lr [(1/B) sum_I e_i K_i a1 +
@@ -178,7 +178,7 @@ test_that("one step of each stochastic estimator is the documented formula", {
   # Not the unsplit target (f0 + zeta in the data term).
   expect_gt(sqrt(sum((sgd[, 2] - g$K %*% (cnt * (f0 + zeta)) / B)^2)), 10 * bound)
   # sdd_control(objective = "primal") runs the same estimator.
-  sdd <- one("sdd", sdd_control(iterations = 1, momentum = 0, averaging = "none",
+  sdd <- one("sdd", sdd_control(tolerance = 0, iterations = 1, momentum = 0, averaging = "none",
                                 batch_size = B, step_size = lr, step_size_samples = 1,
                                 objective = "primal", estimator_features = 100))
   expect_equal(sdd[, 1], sgd[, 1], tolerance = 1e-12)
@@ -198,15 +198,15 @@ test_that("the stochastic estimators converge to the dense solve up to their noi
   # tolerance on the prediction error is about 3 times the largest these
   # seeds give (0.012 to 0.026).
   runs <- list(
-    list(control = sdd_control(iterations = 1500, estimator = "features",
+    list(control = sdd_control(tolerance = 0, iterations = 1500, estimator = "features",
                                step_size = 0.3 / h_dual, batch_size = 16,
                                averaging = "arithmetic", averaging_start = 750),
          tol = 0.075),
-    list(control = sdd_control(iterations = 20000, estimator = "coordinates_kalpha",
+    list(control = sdd_control(tolerance = 0, iterations = 20000, estimator = "coordinates_kalpha",
                                step_size = 0.05 / h_dual, batch_size = 16,
                                averaging = "arithmetic", averaging_start = 10000),
          tol = 0.075),
-    list(control = sdd_control(iterations = 2000, objective = "primal",
+    list(control = sdd_control(tolerance = 0, iterations = 2000, objective = "primal",
                                step_size = 0.05 / h_primal, batch_size = 16,
                                averaging = "arithmetic", averaging_start = 1000),
          tol = 0.075))
@@ -305,8 +305,8 @@ test_that("results do not depend on the number of threads", {
                 step_size_samples = 0.01, cache = "never"),
     sgd_control(iterations = 4, batch_size = 128, check_every = 2, step_size = 0.01,
                 step_size_samples = 0.01, cache = "never", precision = "single"),
-    sdd_control(iterations = 3, estimator = "features", step_size = 1, cache = "never"),
-    sdd_control(iterations = 4, batch_size = 128, estimator = "coordinates_kalpha",
+    sdd_control(tolerance = 0, iterations = 3, estimator = "features", step_size = 1, cache = "never"),
+    sdd_control(tolerance = 0, iterations = 4, batch_size = 128, estimator = "coordinates_kalpha",
                 step_size = 1, cache = "never"))
   for (ctl in controls) {
     f1 <- fit_with(1, ctl)

@@ -63,7 +63,7 @@ test_that("SDD posterior samples match the exact posterior", {
   N <- 500
   fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, standardize = FALSE,
                 samples = N,
-                control = sdd_control(iterations = 1000, features = 4000),
+                control = sdd_control(tolerance = 0, iterations = 1000, features = 4000),
                 # Many small steps: on a busy machine two OpenMP threads mostly
                 # wait for each other (results do not depend on threads).
                 threads = 1)
@@ -92,7 +92,7 @@ test_that("SDD samples with observation weights match the exact heteroscedastic 
   withr::local_seed(54)
   N <- 500
   fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, weights = w, standardize = FALSE,
-                samples = N, control = sdd_control(iterations = 1500, features = 4000),
+                samples = N, control = sdd_control(tolerance = 0, iterations = 1500, features = 4000),
                 threads = 1)
   s <- as.matrix(simulate(fit, nsim = N, newdata = post_points))
   # As in the unweighted test above: Gaussian standard errors given the
@@ -131,7 +131,7 @@ test_that("up to the stored number of samples, simulate() replays the fit's samp
   d <- make_data(60, 2, seed = 54)
   withr::local_seed(54)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
-                samples = 6, control = sdd_control(iterations = 50))
+                samples = 6, control = sdd_control(tolerance = 0, iterations = 50))
   xt <- post_points
   s6 <- as.matrix(simulate(fit, nsim = 6, newdata = xt))
   # The stored samples rebuilt from the fit's parts in base R: mean
@@ -183,7 +183,7 @@ test_that("more samples than stored draws new ones from the global generator", {
   d <- make_data(40, 2, seed = 56)
   withr::local_seed(56)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
-                samples = 2, control = sdd_control(iterations = 50))
+                samples = 2, control = sdd_control(tolerance = 0, iterations = 50))
   stored <- as.matrix(simulate(fit, nsim = 2, newdata = post_points))
   set.seed(7)
   s5 <- as.matrix(simulate(fit, nsim = 5, newdata = post_points))
@@ -193,7 +193,7 @@ test_that("more samples than stored draws new ones from the global generator", {
   expect_identical(as.matrix(simulate(fit, nsim = 5, newdata = post_points)), s5)
   # A fit without stored samples draws new ones too (SDD and Cholesky).
   f0 <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
-               control = sdd_control(iterations = 50))
+               control = sdd_control(tolerance = 0, iterations = 50))
   expect_equal(dim(simulate(f0, nsim = 2, newdata = post_points)), c(4L, 2L))
   fc <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
                solver = "cholesky")

@@ -16,14 +16,14 @@ test_that("run_solver() solves many right-hand sides at once", {
   # One thread: this runs many tiny steps, where on a busy machine two
   # OpenMP threads mostly wait for each other (results are bitwise the same
   # for any thread count; see test-gp_sdd.R).
-  sd <- sddgp:::run_solver("sdd", problem, sdd_control(iterations = 1200), threads = 1)
+  sd <- sddgp:::run_solver("sdd", problem, sdd_control(tolerance = 0, iterations = 1200), threads = 1)
   for (j in 1:4) expect_lt(max_rel_err(sd$alpha[, j], ref[, j]), 1e-6)
   expect_equal(nrow(sd$trace), 12L)
 
   # Without a mean column every column is a sample system; the state of the
   # first run (its step sizes) is reused.
   problem2 <- test_problem(d$x, ker, 0.1, rhs[, 2:3], has_mean = FALSE)
-  sd2 <- sddgp:::run_solver("sdd", problem2, sdd_control(iterations = 1200), threads = 1,
+  sd2 <- sddgp:::run_solver("sdd", problem2, sdd_control(tolerance = 0, iterations = 1200), threads = 1,
                             state = sd$state)
   expect_lt(max_rel_err(sd2$alpha, ref[, 2:3]), 1e-6)
   expect_true(all(is.na(sd2$trace$residual)))
@@ -134,7 +134,7 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
   withr::local_seed(3)
   w <- expect_warning(
     fit <- gp_sdd(d$x, d$y, kernel = matern(5/2, 1e4, 1), noise = 1e-12,
-                  control = sdd_control(iterations = 200), threads = 1),
+                  control = sdd_control(tolerance = 0, iterations = 200), threads = 1),
     class = "sddgp_warning_not_converged")
   expect_s3_class(w, c("sddgp_warning_not_converged", "sddgp_warning", "warning",
                        "condition"), exact = TRUE)
@@ -152,7 +152,8 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
                             format(r, digits = 3)), fixed = TRUE)
   expect_match(msg, "at the end of its iteration budget after 200 iterations", fixed = TRUE)
   expect_match(msg, paste("more `iterations` or a larger `time_limit` in sdd_control(),",
-                          "or solver = \"cg\" or \"cholesky\""), fixed = TRUE)
+                          "or solver = \"cholesky\" (up to 20000 points) or \"cg\""),
+               fixed = TRUE)
   note <- sprintf("far from converged: relative residual %s > 0.5", format(r, digits = 3))
   expect_output(print(fit), note, fixed = TRUE)
   expect_match(summary(fit)$not_converged, note, fixed = TRUE)
@@ -161,7 +162,7 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
   # Stopped by the time limit after a step or so (averaging rate 1e-4).
   expect_warning(
     fit_t <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
-                    control = sdd_control(iterations = 1e6, time_limit = 1e-9, cache = "never"),
+                    control = sdd_control(tolerance = 0, iterations = 1e6, time_limit = 1e-9, cache = "never"),
                     threads = 1),
     class = "sddgp_warning_not_converged", regexp = "at its time limit of 1e-09 s after")
   expect_equal(fit_t$status, "time limit")
@@ -170,7 +171,7 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
   yw <- withr::with_seed(4, rnorm(300))
   expect_warning(
     gp_sdd(d$x, yw, kernel = matern(5/2, 3, 1), noise = 1e-6, solver = "cg",
-           control = cg_control(max_iterations = 1, preconditioner = "none"),
+           control = cg_control(tolerance = 0, max_iterations = 1, preconditioner = "none"),
            standardize = FALSE, threads = 1),
     class = "sddgp_warning_not_converged",
     regexp = "CG stopped far from converged.* after 1 iteration: .*`max_iterations` in cg_control")
@@ -181,7 +182,7 @@ test_that("converged fits, exact fits and DSG do not warn", {
   withr::local_seed(5)
   expect_no_warning(
     fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
-                  control = sdd_control(iterations = 300), threads = 1))
+                  control = sdd_control(tolerance = 0, iterations = 300), threads = 1))
   expect_lt(fit$trace$residual[nrow(fit$trace)], 0.5)
   expect_null(summary(fit)$not_converged)
   expect_false(any(grepl("far from converged", capture.output(print(fit), summary(fit)))))

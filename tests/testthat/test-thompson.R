@@ -25,7 +25,7 @@ test_that("Thompson sampling finds the maximiser of a known function", {
   # evaluations gets that close with probability 1 - (1 - pi r^2)^34 = 5%.
   radius <- sqrt(-0.05 * log(0.99))
   for (solver in c("cholesky", "sdd")) {
-    control <- if (solver == "sdd") sdd_control(iterations = 2000, batch_size = 16)
+    control <- if (solver == "sdd") sdd_control(tolerance = 0, iterations = 2000, batch_size = 16)
     res <- ts_run(11, solver = solver, control = control)
     best <- which.max(res$y)
     expect_gt(res$y[best], 0.99)
@@ -98,7 +98,7 @@ test_that("estimated hyperparameters come from the first fit and are kept", {
 })
 
 test_that("results are reproducible and do not depend on the number of threads", {
-  control <- sdd_control(iterations = 300, batch_size = 8)
+  control <- sdd_control(tolerance = 0, iterations = 300, batch_size = 8)
   a <- ts_run(14, solver = "sdd", control = control, threads = 1)
   b <- ts_run(14, solver = "sdd", control = control, threads = 2)
   expect_identical(a$x, b$x)

@@ -91,7 +91,7 @@ forked_fits <- function(fork) {
     fit_alpha <- function() {
       set.seed(2)
       fit <- gp_sdd(x, y, kernel = matern(3/2, 0.3, 1), noise = 0.01, solver = "sdd",
-                    control = sdd_control(iterations = 60, cache = "never"), threads = 2)
+                    control = sdd_control(tolerance = 0, iterations = 60, cache = "never"), threads = 2)
       list(alpha = fit$alpha, threads = fit$threads, default = sddgp_threads(2))
     }
     parent <- fit_alpha()

@@ -79,8 +79,9 @@ solve_automatic <- function(fit, problem, threads) {
                              "%d SDD steps."), min_trial_steps)))
   }
   # SDD's default step budget at most, with the averaging of its default run.
+  # It gives up as soon as its residuals fall too slowly to make it.
   trial <- sdd_control(iterations = min(sdd$iterations, steps),
-                       averaging_rate = min(1, 100 / sdd$iterations))
+                       averaging_rate = min(1, 100 / sdd$iterations), stop_stalled = TRUE)
   sol <- tryCatch(run_solver("sdd", problem, trial, threads),
                   sddgp_error_divergence = function(e) NULL)
   if (!is.null(sol) && sol$status == "tolerance") {
@@ -96,10 +97,15 @@ solve_automatic <- function(fit, problem, threads) {
   budget <- if (steps < sdd$iterations) sprintf(
     "%s steps, which cost about as much as the exact solve", format(steps, big.mark = ",")) else
     sprintf("its default budget of %s steps", format(sdd$iterations, big.mark = ","))
-  why <- if (is.null(sol)) sprintf("diverged within %s", budget) else sprintf(
-    "had not reached its tolerance %s after %s (relative residual %s, %.1f s)",
-    format(signif(sol$tolerance, 3)), budget, format(info$trial_residual, digits = 3),
-    sol$seconds)
+  why <- if (is.null(sol)) sprintf("diverged within %s", budget) else
+    sprintf("%s (relative residual %s after %s steps, %.1f s)",
+            if (sol$status == "stalled") sprintf(
+              "fell too slowly to reach its tolerance %s within %s",
+              format(signif(sol$tolerance, 3)), budget) else sprintf(
+              "had not reached its tolerance %s after %s",
+              format(signif(sol$tolerance, 3)), budget),
+            format(info$trial_residual, digits = 3),
+            format(sol$iterations, big.mark = ","), sol$seconds)
   use("cholesky", exact, run_solver("cholesky", problem, exact, threads),
       sprintf("Solver chosen automatically: exact, as SDD %s.", why), info)
 }

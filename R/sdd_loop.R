@@ -150,7 +150,8 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
     averaging_start = if (control$averaging == "arithmetic")
       control$averaging_start %||% 1L else 0L,
     check_every = control$check_every, probe_size = min(control$probe_size, n),
-    tolerance = solve_tolerance(control$tolerance, problem), time_limit = control$time_limit,
+    tolerance = solve_tolerance(control$tolerance, problem),
+    stop_stalled = as.integer(isTRUE(control$stop_stalled)), time_limit = control$time_limit,
     metrics = trace_metrics(control$trace, problem), seed = new_seed()),
     operator_settings(control, n))
 }

@@ -80,7 +80,7 @@ run_solver <- function(solver, problem, control, threads, state = NULL) {
 # The names of the C solvers' statuses (solver_status of src/solver.h), by
 # code: glue.c's glue_statuses, against which the tests check them.
 solver_statuses <- c("iterations", "tolerance", "diverged", "interrupted",
-                     "out of memory", "time limit")
+                     "out of memory", "time limit", "stalled")
 
 # How the C run `res` ended, by name.
 decode_status <- function(res) solver_statuses[[res$status + 1L]]
@@ -169,6 +169,7 @@ warn_if_not_converged <- function(fit) {
   if (!short_of_accuracy(fit)) return(invisible(FALSE))
   why <- switch(fit$status,
     "time limit" = sprintf("its time limit of %s s", format(fit$control$time_limit)),
+    stalled = "a stall (too slow to reach its tolerance within its iteration budget)",
     "the end of its iteration budget")
   advice <- switch(fit$solver,
     cg = "more `max_iterations` in cg_control(), or solver = \"cholesky\" (up to 20000 points)",

@@ -35,7 +35,7 @@ const glue_code glue_statuses[] = {
     {"iterations", SOLVER_MAX_ITER}, {"tolerance", SOLVER_TOLERANCE},
     {"diverged", SOLVER_DIVERGED},   {"interrupted", SOLVER_STOPPED},
     {"out of memory", SOLVER_NO_MEMORY}, {"time limit", SOLVER_TIME_LIMIT},
-    {NULL, 0}};
+    {"stalled", SOLVER_STALLED}, {NULL, 0}};
 
 int glue_choice(SEXP value, const glue_code *table, const char *what)
 {

@@ -10,6 +10,11 @@
 /* A probed residual this far above its starting value of 1 (alpha = 0)
  * means the iteration is unstable: the step size is too large. */
 #define SDD_DIVERGENCE_RESIDUAL 1e3
+/* sdd_stalled() judges no run before this step (the geometric average
+ * trails the iterate by 1 / rate steps, 100 with the default rate), and
+ * gives the run this many times the steps its recent progress needs. */
+#define SDD_STALL_FIRST_STEP 1000
+#define SDD_STALL_SLACK 2.0
 /* Rows per unit of work in the dense (elementwise) part of a step. */
 #define SDD_DENSE_CHUNK 4096
 
@@ -277,6 +282,24 @@ static void evaluate_metrics(const sdd_work *w, const double *ab, double *work,
   }
 }
 
+/* Whether a run is too slow to reach its tolerance within its budget: at
+ * probe k (step k * check_every), with worst[j] the largest residual probed
+ * at probe j, the decrease from probe k / 2 to probe k continued at the
+ * same log-linear rate would take more than SDD_STALL_SLACK times the steps
+ * left.  SDD's residuals fall ever more slowly (fast along the kernel's
+ * large eigenvalues, slowly along the small ones), so the extrapolation is
+ * optimistic and a run given up on would have missed its tolerance. */
+static int sdd_stalled(const sdd_options *opt, const double *worst, int k)
+{
+  const int step = k * opt->check_every, half = k / 2;
+  if (step < SDD_STALL_FIRST_STEP || half < 1 || !(worst[k] > opt->tolerance))
+    return 0;
+  const double rate = log(worst[half] / worst[k]) / ((k - half) * (double)opt->check_every);
+  if (!(rate > 0)) return 1;
+  const double needed = log(worst[k] / opt->tolerance) / rate;
+  return needed > SDD_STALL_SLACK * (opt->iterations - step);
+}
+
 solver_status sdd_solve(const kernel_op *K, const double *noise,
                         const double *rhs, int nrhs, const sdd_options *opt,
                         double *alpha_bar, int *iterations_done,
@@ -299,7 +322,7 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   solver_status status = SOLVER_MAX_ITER;
   double metric_seconds = 0.0;
   int t = 0, next_metric = 0;
-  double *mom, *probe_work, *rhs_norm, *values, *metric_work;
+  double *mom, *probe_work, *rhs_norm, *values, *metric_work, *worst;
   int *probe_rows;
 
   sdd_work w = {K, noise, rhs, opt, n, B, nrhs, NULL, NULL, NULL, NULL,
@@ -321,6 +344,9 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   WORKSPACE_ADD(&ws, values, nvalues, 0);
   WORKSPACE_ADD_IF(&ws, metric_len > 0, metric_work, metric_len, 0);
   WORKSPACE_ADD(&ws, probe_rows, P, 0);
+  const int stall_checked = opt->stop_stalled && opt->tolerance > 0 && opt->check_every > 0;
+  WORKSPACE_ADD_IF(&ws, stall_checked, worst,
+                   (size_t)(stall_checked ? opt->iterations / opt->check_every + 1 : 0), 0);
   *iterations_done = 0;
   if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
@@ -373,6 +399,12 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
     if (status == SOLVER_MAX_ITER && report && out_of_time &&
         t + 1 < opt->iterations)
       status = SOLVER_TIME_LIMIT;
+    if (status == SOLVER_MAX_ITER && stall_checked && (t + 1) % opt->check_every == 0) {
+      const int k = (t + 1) / opt->check_every;
+      worst[k] = 0.0;
+      for (int c = 0; c < nrhs; c++) worst[k] = fmax(worst[k], values[c]);
+      if (t + 1 < opt->iterations && sdd_stalled(opt, worst, k)) status = SOLVER_STALLED;
+    }
     if (status != SOLVER_MAX_ITER) break;
   }
 

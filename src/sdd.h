@@ -85,6 +85,9 @@ typedef struct {
   int check_every;         /* iterations between residual probes */
   int probe_size;          /* rows in each residual probe, >= 1 */
   double tolerance;        /* stop once every probed residual is below; 0 = never */
+  int stop_stalled;        /* non-zero: stop with SOLVER_STALLED once the
+                              residuals fall too slowly to reach the
+                              tolerance within `iterations` (sdd_stalled()) */
   double time_limit;       /* seconds of iterations before stopping with
                               SOLVER_TIME_LIMIT (the last step probes the
                               residuals); 0 or INFINITY = none */

@@ -66,6 +66,7 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   GLUE_SET_INT(opt, settings, check_every);
   GLUE_SET_INT(opt, settings, probe_size);
   GLUE_SET_REAL(opt, settings, tolerance);
+  GLUE_SET_INT(opt, settings, stop_stalled);
   GLUE_SET_REAL(opt, settings, time_limit);
   GLUE_SET_SEED(opt, settings, seed);
   opt.nthreads = glue_threads(threads);

@@ -15,7 +15,8 @@ typedef enum {
   SOLVER_DIVERGED = 2,  /* non-finite or exploding iterates */
   SOLVER_STOPPED = 3,   /* the callback asked to stop (user interrupt) */
   SOLVER_NO_MEMORY = 4,
-  SOLVER_TIME_LIMIT = 5 /* ran out of its time allowance */
+  SOLVER_TIME_LIMIT = 5, /* ran out of its time allowance */
+  SOLVER_STALLED = 6     /* too slow to reach the tolerance in its budget */
 } solver_status;
 
 /* Called after every iteration.  `residuals` is NULL, or holds one

@@ -18,9 +18,9 @@
 # kernel value computed (plus `kernel_value_per_dim` per input dimension)
 # and a kernel value read from the cache.
 operation_seconds <- list(
-  flop = c(reference = 4.3e-10, optimised = 3.0e-11),
-  kernel_value = 1.7e-9, kernel_value_per_dim = 4.5e-11,
-  cached_value = 6.0e-10)
+  flop = c(reference = 3.9e-10, optimised = 3.0e-11),
+  kernel_value = 2.1e-9, kernel_value_per_dim = 6.5e-11,
+  cached_value = 8.6e-10)
 
 # Whether R's BLAS is an optimised one (OpenBLAS, MKL, BLIS, ATLAS,
 # Accelerate, or one chosen through FlexiBLAS) rather than the reference

@@ -781,6 +781,28 @@ void test_sdd(void)
     opt.iterations = 50;
   }
 
+  /* A tolerance out of reach: with stop_stalled the run gives up at a probe
+   * from step 1000 on, long before its budget; without, it runs it all. */
+  {
+    const double tolerance = opt.tolerance;
+    opt.batch_size = 32;
+    opt.iterations = 20000;
+    opt.check_every = 100;
+    opt.tolerance = 1e-300;
+    opt.stop_stalled = 1;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
+    CHECK(st == SOLVER_STALLED && done1 >= 1000 && done1 < 20000 && done1 % 100 == 0,
+          "stall: status %d after %d iterations, want STALLED from 1000 on",
+          (int)st, done1);
+    opt.stop_stalled = 0;
+    opt.iterations = 1200;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+    CHECK(st == SOLVER_MAX_ITER && done2 == 1200,
+          "no stall check: status %d after %d iterations", (int)st, done2);
+    opt.tolerance = tolerance;
+    opt.iterations = 50;
+  }
+
   /* A different seed gives a different (but also converged) answer. */
   opt.batch_sampling = SDD_BATCH_UNIFORM;
   opt.batch_size = 32;

@@ -1,0 +1,202 @@
+# The default fit, gp_sdd() without `solver` or `control` (solve_automatic():
+# SDD to its default tolerance, or the exact solve), against the exact GP
+# with the same hyperparameters and against sddgp 0.2.0's default (exact up
+# to 5000 points, else SDD for a fixed 10,000 steps), and the costs per
+# operation behind the automatic choice (operation_seconds in R/choice.R).
+#
+# Usage, from the repository root after R CMD INSTALL:
+#   Rscript inst/benchmarks/defaults.R --part=costs
+#   Rscript inst/benchmarks/defaults.R --part=link
+#   Rscript inst/benchmarks/defaults.R --part=cases [--cases=s5k_d8_1e-02,pol,...]
+#     [--threads=2] [--data=../shared/data/uci]
+# `costs` prints the seconds per operation on one core (median of 3) and
+# writes inst/extdata/benchmarks/defaults_costs.csv.  `cases` appends one
+# row per case and method to inst/extdata/benchmarks/defaults.csv and skips
+# the cases already there (resumable).  `link` measures how far SDD's
+# posterior mean is from the exact one at new inputs against its relative
+# residual along a fixed 30,000-step run (synthetic sets, 4000 points,
+# noise ratios 1e-2 and 1e-4, estimated hyperparameters) and writes
+# inst/extdata/benchmarks/defaults_link.csv.  A case is a UCI data set's split 0
+# with the paper's hyperparameters, or a synthetic set s<n>_d<d>_<ratio>:
+# f(x) = sin(3 x1) + cos(2 x2) x3 + 0.5 x4^2 + 0.3 x5 x6 on [0, 1]^d plus
+# noise of variance `ratio` times var(f), with the hyperparameters gp_sdd()
+# estimates (on its default 2000-point subset).  Methods: `default` (the
+# automatic choice, hyperparameters given, so estimation is not timed),
+# `exact` (solver = "cholesky", up to 20000 points) and `old_default`.
+# RMSEs are in standard deviations of the training targets: `rmse` against
+# the noisy test targets, `rmse_f` against f (synthetic sets).  The exact
+# solve, and hence the whole run, takes hours with the reference BLAS.
+suppressPackageStartupMessages(library(sddgp))
+source(file.path("inst", "benchmarks", "options.R"))
+
+part <- choice_option("part", c("costs", "link", "cases"))
+threads <- as.integer(option("threads", "2"))
+data_dir <- option("data", file.path("..", "shared", "data", "uci"))
+out_dir <- file.path("inst", "extdata", "benchmarks")
+
+median_seconds <- function(expr_fn, reps = 3) median(replicate(reps, expr_fn()))
+
+if ("costs" %in% part) {
+  set.seed(1)
+  rows <- list()
+  # The blocked Cholesky: n^3 / 3 flops (the kernel matrix and the solve are
+  # small next to it at this n).
+  n <- 3000
+  x <- matrix(runif(n * 4), n)
+  y <- rnorm(n)
+  k <- matern(3/2, rep(1, 4), 1)
+  s <- median_seconds(function() system.time(gp_sdd(x, y, kernel = k, noise = 0.1,
+                                                    solver = "cholesky", threads = 1))[[3]])
+  rows$flop <- s / (n^3 / 3)
+  # SDD steps, without and with the kernel cache; fit$seconds counts the
+  # iterations only.
+  per_value <- function(n, d, cache, steps) {
+    x <- matrix(runif(n * d), n)
+    y <- sin(3 * x[, 1]) + rnorm(n, sd = 0.1)
+    ctl <- sdd_control(iterations = steps, tolerance = 0, cache = cache, step_size = 1)
+    median_seconds(function() suppressWarnings(gp_sdd(x, y, kernel = matern(3/2, rep(1, d), 1), noise = 0.01,
+                                     solver = "sdd", control = ctl, threads = 1))$seconds) /
+      steps / (n * (512 + 256 / 100))
+  }
+  v8 <- per_value(10000, 8, "never", 300)
+  v20 <- per_value(10000, 20, "never", 300)
+  rows$kernel_value_per_dim <- (v20 - v8) / 12
+  rows$kernel_value <- v8 - 8 * rows$kernel_value_per_dim
+  rows$cached_value <- per_value(10000, 8, "always", 1000)
+  costs <- data.frame(operation = names(rows), seconds = unlist(rows), blas = sddgp:::blas_kind(),
+                      blas_library = extSoftVersion()[["BLAS"]], load = load_average(),
+                      date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+                      machine = machine_description(), row.names = NULL)
+  print(costs[, c("operation", "seconds", "blas", "load")], digits = 3)
+  path <- file.path(out_dir, "defaults_costs.csv")
+  old <- if (file.exists(path)) utils::read.csv(path) else NULL
+  if (!is.null(old)) old <- old[old$blas_library != costs$blas_library[1], , drop = FALSE]
+  utils::write.csv(rbind(old, costs), path, row.names = FALSE)
+}
+
+synthetic_f <- function(x) {
+  sin(3 * x[, 1]) + cos(2 * x[, 2]) * x[, 3] + 0.5 * x[, 4]^2 + 0.3 * x[, 5] * x[, 6]
+}
+synthetic <- function(n, d, ratio) {
+  set.seed(5)
+  x <- matrix(runif(n * d), n)
+  xt <- matrix(runif(2000 * d), 2000)
+  f <- synthetic_f(x)
+  sd_noise <- sqrt(ratio * var(f))
+  list(x_train = x, y_train = f + rnorm(n, sd = sd_noise), x_test = xt,
+       f_test = synthetic_f(xt), y_test = synthetic_f(xt) + rnorm(2000, sd = sd_noise))
+}
+# The hyperparameters gp_sdd() estimates on `data` (standardised as it does).
+estimated <- function(data) {
+  sc <- sddgp:::standardization(data$x_train, data$y_train, TRUE)
+  set.seed(7)
+  sddgp:::estimate_hyperparameters(
+    sddgp:::standardize_inputs(data$x_train, sc), sddgp:::standardize_targets(data$y_train, sc),
+    sddgp:::kernel_for_dimension(matern(3/2), ncol(data$x_train)), NULL,
+    estimation_control(), threads)
+}
+
+if ("link" %in% part) {
+  rows <- NULL
+  for (ratio in c(1e-2, 1e-4)) {
+    data <- synthetic(4000, 8, ratio)
+    est <- estimated(data)
+    exact <- gp_sdd(data$x_train, data$y_train, kernel = est$kernel, noise = est$noise,
+                    solver = "cholesky", threads = threads)
+    # test_y = the exact posterior mean: the trace's test_rmse is then the
+    # root mean square distance to it, in standardised units.
+    at <- c(100, 300, 1000, 3000, 10000, 30000)
+    set.seed(11)
+    fit <- gp_sdd(data$x_train, data$y_train, kernel = est$kernel, noise = est$noise,
+                  solver = "sdd", threads = threads, control = sdd_control(
+                    iterations = max(at), tolerance = 0, trace_at = at,
+                    test_x = data$x_test, test_y = predict(exact, data$x_test)))
+    tr <- fit$trace[!is.na(fit$trace$test_rmse), ]
+    rows <- rbind(rows, data.frame(noise_ratio = ratio, noise = est$noise,
+                                   variance = est$kernel$variance,
+                                   iteration = tr$iteration, residual = tr$residual,
+                                   distance = tr$test_rmse,
+                                   distance_over_residual = tr$test_rmse / tr$residual,
+                                   load = load_average()))
+  }
+  print(rows, digits = 3)
+  utils::write.csv(rows, file.path(out_dir, "defaults_link.csv"), row.names = FALSE)
+}
+
+if ("cases" %in% part) {
+  all_cases <- c(paste0("s5k_d8_", c("1e-02", "1e-03", "1e-04", "1e-05")),
+                 "pol", "elevators", "bike",
+                 paste0("s5k_d20_", c("1e-02", "1e-03", "1e-04", "1e-05")),
+                 paste0("s20k_d8_", c("1e-02", "1e-04")), "protein", "keggdirected")
+  cases <- choice_option("cases", all_cases)
+  path <- file.path(out_dir, "defaults.csv")
+  done <- if (file.exists(path)) utils::read.csv(path) else NULL
+
+  for (case in setdiff(cases, done$case)) {
+    if (startsWith(case, "s")) {
+      parts <- strsplit(case, "_", fixed = TRUE)[[1L]]
+      n <- as.numeric(sub("k$", "", sub("^s", "", parts[1]))) * 1000
+      d <- as.integer(sub("^d", "", parts[2]))
+      ratio <- as.numeric(parts[3])
+      data <- synthetic(n, d, ratio)
+      est <- estimated(data)
+      kernel <- est$kernel
+      noise <- est$noise
+      estimation_seconds <- est$estimation$seconds
+    } else {
+      data <- read_uci(case, split = 0, path = data_dir)
+      hp <- uci_hyperparameters(case, split = 0)
+      kernel <- hp$kernel
+      noise <- hp$noise
+      ratio <- NA
+      estimation_seconds <- NA
+    }
+    n <- nrow(data$x_train)
+    y_sd <- sqrt(mean((data$y_train - mean(data$y_train))^2))
+    run <- function(method, ...) {
+      load <- load_average()
+      warned <- FALSE
+      seconds <- system.time(fit <- withCallingHandlers(
+        gp_sdd(data$x_train, data$y_train, kernel = kernel, noise = noise,
+               threads = threads, ...),
+        sddgp_warning_not_converged = function(w) {
+          warned <<- TRUE
+          invokeRestart("muffleWarning")
+        }))[[3]]
+      pred <- predict(fit, data$x_test, threads = threads)
+      data.frame(case = case, method = method, n = n, d = ncol(data$x_train),
+                 noise_ratio = ratio, noise = noise, solver = fit$solver,
+                 reason = fit$choice$reason %||% NA, seconds = seconds,
+                 trial_seconds = fit$choice$trial_seconds %||% NA,
+                 iterations = fit$iterations, status = fit$status,
+                 tolerance = fit$tolerance %||% NA,
+                 residual = if (nrow(fit$trace)) fit$trace$residual[nrow(fit$trace)] else NA,
+                 warned = warned,
+                 rmse = sqrt(mean((pred - data$y_test)^2)) / y_sd,
+                 rmse_f = if (!is.null(data$f_test))
+                   sqrt(mean((pred - data$f_test)^2)) / y_sd else NA,
+                 estimation_seconds = estimation_seconds, threads = threads, load = load,
+                 blas = sddgp:::blas_kind(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+                 sddgp = as.character(utils::packageVersion("sddgp")),
+                 machine = machine_description())
+    }
+    set.seed(11)
+    rows <- run("default")
+    if (n <= 20000) {
+      set.seed(11)
+      rows <- rbind(rows, run("exact", solver = "cholesky"))
+    }
+    if (n > 5000) {
+      set.seed(11)
+      rows <- rbind(rows, run("old_default", solver = "sdd",
+                              control = sdd_control(tolerance = 0)))
+    }
+    exact_rmse <- if (any(rows$method == "exact")) rows$rmse[rows$method == "exact"] else NA
+    exact_rmse_f <- if (any(rows$method == "exact")) rows$rmse_f[rows$method == "exact"] else NA
+    rows$rmse_ratio <- rows$rmse / exact_rmse
+    rows$rmse_f_ratio <- rows$rmse_f / exact_rmse_f
+    print(rows[, c("case", "method", "solver", "seconds", "iterations", "residual",
+                   "warned", "rmse", "rmse_ratio", "rmse_f_ratio", "load")], digits = 4)
+    for (i in seq_len(nrow(rows))) done <- append_result(done, rows[i, ], path)
+  }
+}

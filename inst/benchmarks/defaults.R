@@ -28,6 +28,7 @@
 # solve, and hence the whole run, takes hours with the reference BLAS.
 suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "options.R"))
+`%||%` <- function(a, b) if (is.null(a)) b else a
 
 part <- choice_option("part", c("costs", "link", "cases"))
 threads <- as.integer(option("threads", "2"))

@@ -79,9 +79,12 @@ solve_automatic <- function(fit, problem, threads) {
                              "%d SDD steps."), min_trial_steps)))
   }
   # SDD's default step budget at most, with the averaging of its default run.
-  # It gives up as soon as its residuals fall too slowly to make it.
+  # It gives up once its residuals seem to fall too slowly to make it
+  # (sdd_stalled() in src/sdd.c): a heuristic, so not a setting of
+  # sdd_control(); giving up wrongly costs time, not accuracy.
   trial <- sdd_control(iterations = min(sdd$iterations, steps),
-                       averaging_rate = min(1, 100 / sdd$iterations), stop_stalled = TRUE)
+                       averaging_rate = min(1, 100 / sdd$iterations))
+  trial$stop_stalled <- TRUE
   sol <- tryCatch(run_solver("sdd", problem, trial, threads),
                   sddgp_error_divergence = function(e) NULL)
   if (!is.null(sol) && sol$status == "tolerance") {
@@ -100,7 +103,7 @@ solve_automatic <- function(fit, problem, threads) {
   why <- if (is.null(sol)) sprintf("diverged within %s", budget) else
     sprintf("%s (relative residual %s after %s steps, %.1f s)",
             if (sol$status == "stalled") sprintf(
-              "fell too slowly to reach its tolerance %s within %s",
+              "seemed too slow to reach its tolerance %s within %s",
               format(signif(sol$tolerance, 3)), budget) else sprintf(
               "had not reached its tolerance %s after %s",
               format(signif(sol$tolerance, 3)), budget),

@@ -41,10 +41,15 @@
 #'   solve (counted from operation counts and the costs per operation of
 #'   `inst/benchmarks/defaults.R`, with an optimised BLAS cheaper than the
 #'   reference one, and never more than its default 10,000): if it reaches
-#'   its tolerance it is kept, else the exact solver runs. Well-conditioned
+#'   its tolerance it is kept, else the exact solver runs. SDD gives up
+#'   early, from its 1000th step on, when the recent decrease of its
+#'   residuals, continued at the same rate, would need more than twice the
+#'   steps left; that is a heuristic (SDD's residuals can also level off and
+#'   then fall faster), and giving up wrongly costs time, not accuracy. Well-conditioned
 #'   problems (noise large against the signal's fine structure) thus get
 #'   SDD's answer in a fraction of the exact solve's time, badly conditioned
-#'   ones the exact answer in at most about twice its time. The fit's
+#'   ones the exact answer in at most about twice its time (usually much
+#'   less, as SDD gives up early). The fit's
 #'   `choice` holds the reason (printed by `print()` and `summary()`) and,
 #'   when SDD ran first, its steps, residual and seconds; the choice
 #'   depends on operation counts only, so like the fit itself it is the same

@@ -18,7 +18,7 @@ print.sddgp <- function(x, digits = 4, ...) {
   }
   if (x$iterations > 0L) {
     # Why a run stopped, when it was not the iteration count.
-    why <- if (x$status %in% c("tolerance", "time limit", "stalled")) sprintf(" (%s)", x$status) else ""
+    why <- if (x$status %in% c("tolerance", "time limit")) sprintf(" (%s)", x$status) else ""
     cat(sprintf("  %d iterations in %.1f s%s; relative residual %s%s\n", x$iterations,
                 x$seconds, why, format(final_residual(x), digits = 3), tolerance_label(x)))
   }

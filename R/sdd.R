@@ -144,13 +144,6 @@
 #'   this. `NULL`, the default of `sdd_control()`, chooses it from the noise
 #'   (section Stopping of [sdd_control()]); 0 never stops early and runs
 #'   `iterations` steps.
-#' @param stop_stalled Stop early, with status `"stalled"`, once the
-#'   residuals fall too slowly to reach `tolerance` within `iterations`
-#'   steps: from step 1000 on, at every residual check, when the largest
-#'   residual's decrease since the step half as far, continued at the same
-#'   log-linear rate, would need more than twice the steps left. SDD's
-#'   residuals fall ever more slowly, so such a run would have missed its
-#'   tolerance. [gp_sdd()]'s choice of solver uses it when SDD runs first.
 #' @param time_limit Stop once the iterations have run this many seconds
 #'   (wall time; estimation, the kernel cache and the prior draws are not
 #'   counted), keeping the averaged iterate reached, with status
@@ -201,8 +194,7 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
                         objective = c("dual", "primal"),
                         estimator = c("coordinates", "features", "coordinates_kalpha"),
                         estimator_features = 100,
-                        tolerance = NULL, stop_stalled = FALSE, time_limit = Inf,
-                        check_every = 100,
+                        tolerance = NULL, time_limit = Inf, check_every = 100,
                         probe_size = 256, step_fraction = 0.8, trace_every = NULL,
                         trace_at = NULL, reference = NULL, test_x = NULL, test_y = NULL,
                         features = 2000,
@@ -232,14 +224,12 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
   check_number(estimator_features, "estimator_features", lower = 1, upper = 1e5,
                integer = TRUE)
   check_number(step_fraction, "step_fraction", lower = 0, upper = 10, lower_open = TRUE)
-  check_flag(stop_stalled, "stop_stalled")
   trace <- trace_settings(trace_every, trace_at, reference, test_x, test_y,
                           loop$iterations, loop$check_every)
   loop_control("sdd", loop, step_size, step_size_samples,
                own = list(objective = objective, estimator = estimator,
                           estimator_features = as.integer(estimator_features)),
-               more = list(step_fraction = step_fraction, stop_stalled = stop_stalled),
-               trace = trace,
+               more = list(step_fraction = step_fraction), trace = trace,
                features = features)
 }
 

@@ -169,7 +169,6 @@ warn_if_not_converged <- function(fit) {
   if (!short_of_accuracy(fit)) return(invisible(FALSE))
   why <- switch(fit$status,
     "time limit" = sprintf("its time limit of %s s", format(fit$control$time_limit)),
-    stalled = "a stall (too slow to reach its tolerance within its iteration budget)",
     "the end of its iteration budget")
   advice <- switch(fit$solver,
     cg = "more `max_iterations` in cg_control(), or solver = \"cholesky\" (up to 20000 points)",

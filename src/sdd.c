@@ -282,13 +282,13 @@ static void evaluate_metrics(const sdd_work *w, const double *ab, double *work,
   }
 }
 
-/* Whether a run is too slow to reach its tolerance within its budget: at
- * probe k (step k * check_every), with worst[j] the largest residual probed
- * at probe j, the decrease from probe k / 2 to probe k continued at the
- * same log-linear rate would take more than SDD_STALL_SLACK times the steps
- * left.  SDD's residuals fall ever more slowly (fast along the kernel's
- * large eigenvalues, slowly along the small ones), so the extrapolation is
- * optimistic and a run given up on would have missed its tolerance. */
+/* Whether a run seems too slow to reach its tolerance within its budget:
+ * at probe k (step k * check_every), with worst[j] the largest residual
+ * probed at probe j, the decrease from probe k / 2 to probe k continued at
+ * the same log-linear rate would take more than SDD_STALL_SLACK times the
+ * steps left.  A heuristic: on large data sets SDD's residuals fall ever
+ * more slowly, but they can also level off and then fall faster (seen on
+ * small ones), so a run given up on might have made it. */
 static int sdd_stalled(const sdd_options *opt, const double *worst, int k)
 {
   const int step = k * opt->check_every, half = k / 2;

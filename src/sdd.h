@@ -86,8 +86,8 @@ typedef struct {
   int probe_size;          /* rows in each residual probe, >= 1 */
   double tolerance;        /* stop once every probed residual is below; 0 = never */
   int stop_stalled;        /* non-zero: stop with SOLVER_STALLED once the
-                              residuals fall too slowly to reach the
-                              tolerance within `iterations` (sdd_stalled()) */
+                              residuals seem to fall too slowly to reach
+                              the tolerance within `iterations` (sdd_stalled()) */
   double time_limit;       /* seconds of iterations before stopping with
                               SOLVER_TIME_LIMIT (the last step probes the
                               residuals); 0 or INFINITY = none */

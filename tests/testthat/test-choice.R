@@ -83,3 +83,76 @@ test_that("from noise 1e-1 to 1e-6 the default fit is as accurate as documented,
   expect_equal(chosen[["0.1"]], "sdd")
   expect_equal(chosen[["1e-06"]], "cholesky")
 })
+
+test_that("the automatic choice and its fit are the same for 1 and 2 threads", {
+  skip_on_cran()
+  d <- make_data(2500, 3, seed = 65)
+  fit <- function(threads) {
+    withr::local_seed(66)
+    gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.4, 0.5), 1), noise = 0.1,
+           standardize = FALSE, samples = 2, threads = threads)
+  }
+  one <- fit(1)
+  two <- fit(2)
+  expect_equal(one$solver, "sdd")
+  expect_identical(one$alpha, two$alpha)
+  expect_identical(one$alpha_samples, two$alpha_samples)
+  expect_identical(one$choice$reason, two$choice$reason)
+  expect_match(one$choice$reason, "SDD, which reached its tolerance in [0-9]+ steps")
+  expect_output(print(one), "Solver chosen automatically: SDD")
+  expect_output(print(summary(one)), "Solver chosen automatically: SDD")
+  expect_identical(summary(one)$choice, one$choice)
+  # The SDD it kept ran to its tolerance, on every system.
+  expect_equal(one$status, "tolerance")
+  expect_lt(max(tail(one$trace, 1)[, c("residual", "residual_samples")]), one$tolerance)
+})
+
+test_that("small data are solved exactly at once; given solvers are not second-guessed", {
+  d <- make_data(300, 2, seed = 67)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.6), 1), noise = 0.05, threads = 1)
+  expect_equal(fit$solver, "cholesky")
+  expect_match(fit$choice$reason, "exact, as it costs less than 1000 SDD steps")
+  expect_null(fit$choice$trial_iterations)
+  withr::local_seed(1)
+  sdd <- gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.6), 1), noise = 0.05,
+                solver = "sdd", threads = 1)
+  expect_null(sdd$choice)
+  expect_equal(sdd$solver, "sdd")
+})
+
+test_that("an SDD run short of its default tolerance warns with the residual and the tolerance", {
+  d <- make_data(300, 2, seed = 68)
+  withr::local_seed(2)
+  w <- expect_warning(
+    fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 1e-4, samples = 2,
+                  control = sdd_control(iterations = 200), threads = 1),
+    class = "sddgp_warning_not_converged")
+  tol <- 0.1 * sqrt(1e-4) / sqrt(mean(fit$y^2))
+  expect_equal(fit$tolerance, tol)
+  expect_equal(w$threshold, tol)
+  expect_equal(w$residual, tail(fit$trace$residual, 1))
+  expect_gt(w$residual, tol)
+  expect_equal(w$status, "iterations")
+  expect_match(conditionMessage(w), sprintf(
+    "after 200 iterations without reaching its tolerance: the estimated relative residual is %s (samples %s) against the tolerance %s",
+    format(w$residual, digits = 3), format(tail(fit$trace$residual_samples, 1), digits = 3),
+    format(signif(tol, 3))), fixed = TRUE)
+  note <- sprintf("not converged: relative residual %s", format(w$residual, digits = 3))
+  expect_output(print(fit), note, fixed = TRUE)
+  expect_output(print(fit), sprintf("(tolerance %s)", format(signif(tol, 3))), fixed = TRUE)
+  expect_match(summary(fit)$not_converged, note, fixed = TRUE)
+  expect_equal(summary(fit)$tolerance, tol)
+
+  # The automatic choice's trial gives up when the residuals seem too slow
+  # to make it (a heuristic, not a setting of sdd_control()): here well
+  # before its budget, with status "stalled".
+  ctl <- sdd_control(iterations = 3000)
+  ctl$stop_stalled <- TRUE
+  withr::local_seed(2)
+  stalled <- suppressWarnings(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 1e-6,
+                                     control = ctl, threads = 1))
+  expect_equal(stalled$status, "stalled")
+  expect_gte(stalled$iterations, 1000L)
+  expect_lt(stalled$iterations, 3000L)
+  expect_equal(stalled$iterations %% 100L, 0L)
+})

@@ -13,7 +13,14 @@ test_that("sdd_settings() holds exactly the fields of sdd_options and the operat
   expect_named(settings(sdd_control(), 50), c(
     "iterations", "batch_size", "batch_sampling", "estimator", "features", "rhs_reg",
     "step_size", "clip", "momentum", "averaging_rate", "averaging_start", "check_every",
-    "probe_size", "tolerance", "time_limit", "metrics", "seed", "use_cache", "precision"))
+    "probe_size", "tolerance", "stop_stalled", "time_limit", "metrics", "seed", "use_cache",
+    "precision"))
+  # The default tolerance, from the noise: rhs 0 gives the cap.
+  expect_equal(settings(sdd_control(), 50)$tolerance, 0.1)
+  trial <- sdd_control()
+  trial$stop_stalled <- TRUE  # as solve_automatic() sets it
+  expect_identical(settings(trial, 50)$stop_stalled, 1L)
+  expect_identical(settings(sdd_control(), 50)$stop_stalled, 0L)
 })
 
 test_that("sdd_settings() caps sizes and fills in data-dependent settings", {

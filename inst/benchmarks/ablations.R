@@ -92,7 +92,7 @@ trace_points <- function(iterations) {
 control_for <- function(cfg, iterations, reference, data) {
   at <- trace_points(cfg$iterations)
   at <- unique(c(at[at <= iterations], iterations))
-  sdd_control(iterations = iterations, batch_size = cfg$batch_size,
+  sdd_control(tolerance = 0, iterations = iterations, batch_size = cfg$batch_size,
               step_size = cfg$step_size, momentum = cfg$momentum,
               averaging = cfg$averaging,
               averaging_rate = if (cfg$averaging == "geometric") min(1, 100 / cfg$iterations),

@@ -122,7 +122,7 @@ for (d in dims) {
     run(paste0("sdd_", precision), function() {
       sdd_at <- function(steps, time_limit = Inf, averaging_rate = NULL) {
         gp_sdd(x, y, kernel = kern, noise = noise, standardize = FALSE,
-               control = sdd_control(iterations = steps, time_limit = time_limit,
+               control = sdd_control(tolerance = 0, iterations = steps, time_limit = time_limit,
                                      averaging_rate = averaging_rate, cache = "never",
                                      precision = precision),
                threads = threads)

@@ -29,7 +29,7 @@ pol <- read_uci("pol", split = 0)
 hp <- uci_hyperparameters("pol", split = 0)
 n <- nrow(pol$x_train)
 control <- switch(solver,
-  sdd = sdd_control(iterations = steps, batch_size = 512, step_size = 50,
+  sdd = sdd_control(tolerance = 0, iterations = steps, batch_size = 512, step_size = 50,
                     step_size_samples = 10, batch_sampling = "permutation",
                     cache = "always", precision = "double"),
   sgd = sgd_control(iterations = steps, batch_size = 512, step_size = 0.5,

@@ -38,7 +38,7 @@ one_size <- function(n, steps, threads_list, precision) {
       set.seed(2)
       fits[[as.character(threads)]] <- gp_sdd(x, y, kernel = matern(3/2, 0.5, 1),
         noise = 0.01, threads = threads,
-        control = sdd_control(iterations = %d, cache = "never", precision = "%s"))
+        control = sdd_control(tolerance = 0, iterations = %d, cache = "never", precision = "%s"))
     }
     status <- readLines("/proc/self/status")
     hwm <- as.numeric(gsub("[^0-9]", "", grep("^VmHWM", status, value = TRUE))) / 1024

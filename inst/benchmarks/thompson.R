@@ -52,7 +52,7 @@ batch <- round(50 * scale)
 candidates <- round(2000 * scale)
 
 methods <- list(
-  sdd = list(solver = "sdd", control = sdd_control(iterations = 200, batch_size = 500,
+  sdd = list(solver = "sdd", control = sdd_control(tolerance = 0, iterations = 200, batch_size = 500,
                                                    step_fraction = 0.5)),
   cg = list(solver = "cg", control = cg_control(tolerance = 0, max_iterations = 30,
                                                 preconditioner = "none")),

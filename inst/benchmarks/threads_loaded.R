@@ -32,14 +32,14 @@ problem <- function(n, d, seed = 1) {
 }
 fits <- list(
   sdd = function(p, threads) gp_sdd(p$x, p$y, kernel = matern(3/2, 0.5, 1), noise = 0.01,
-                                    control = sdd_control(iterations = 2000, cache = "always"),
+                                    control = sdd_control(tolerance = 0, iterations = 2000, cache = "always"),
                                     threads = threads),
   cg = function(p, threads) gp_sdd(p$x, p$y, kernel = matern(3/2, 0.5, 1), noise = 1e-4,
                                    control = cg_control(tolerance = 1e-8), threads = threads),
   dsg = function(p, threads) gp_sdd(p$x, p$y, kernel = matern(3/2, 0.5, 1), noise = 0.01,
                                     solver = "dsg", threads = threads),
   readme = function(p, threads) gp_sdd(p$x, p$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
-                                       control = sdd_control(iterations = 2000), samples = 32,
+                                       control = sdd_control(tolerance = 0, iterations = 2000), samples = 32,
                                        threads = threads)
 )
 problems <- list(sdd = problem(4000, 8), cg = problem(4000, 8), dsg = problem(200, 8),

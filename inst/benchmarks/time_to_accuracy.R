@@ -31,7 +31,7 @@ normalised_rmse <- function(pred) sqrt(mean((pred - pol$y_test)^2)) / y_sd
 rows <- list()
 for (rep in seq_len(reps)) {
   set.seed(rep)
-  control <- sdd_control(trace_every = 100, test_x = pol$x_test, test_y = pol$y_test)
+  control <- sdd_control(tolerance = 0, trace_every = 100, test_x = pol$x_test, test_y = pol$y_test)
   start <- proc.time()[["elapsed"]]
   fit <- gp_sdd(pol$x_train, pol$y_train, kernel = hp$kernel, noise = hp$noise,
                 control = control, threads = threads)

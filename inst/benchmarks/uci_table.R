@@ -85,13 +85,13 @@ method_control <- function(method, dataset) {
   slow <- dataset %in% cautious
   switch(method,
     sdd = , sdd_single = , sdd_100k = sdd_control(
-      iterations = if (method == "sdd_100k") 100000 else iterations, batch_size = 512,
+      tolerance = 0, iterations = if (method == "sdd_100k") 100000 else iterations, batch_size = 512,
       step_size = if (slow) 5 else 50, step_size_samples = if (slow) 1 else 10,
       batch_sampling = "permutation", cache_limit = cache_limit,
       precision = if (method == "sdd_single") "single" else "double"),
-    sdd_auto = sdd_control(iterations = iterations, batch_size = 512,
+    sdd_auto = sdd_control(tolerance = 0, iterations = iterations, batch_size = 512,
                            batch_sampling = "permutation", cache_limit = cache_limit),
-    sdd_mean_100k = sdd_control(iterations = 100000, batch_size = 512,
+    sdd_mean_100k = sdd_control(tolerance = 0, iterations = 100000, batch_size = 512,
                                 step_size = if (slow) 5 else 50,
                                 batch_sampling = "permutation",
                                 check_every = 1000, cache_limit = cache_limit),

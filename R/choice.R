@@ -88,6 +88,7 @@ solve_automatic <- function(fit, problem, threads) {
   sol <- tryCatch(run_solver("sdd", problem, trial, threads),
                   sddgp_error_divergence = function(e) NULL)
   if (!is.null(sol) && sol$status == "tolerance") {
+    trial$stop_stalled <- NULL  # simulate() runs the kept settings to the end
     return(use("sdd", trial, sol, sprintf(paste(
       "Solver chosen automatically: SDD, which reached its tolerance in %d steps,",
       "fewer than the %s that cost as much as the exact solve."),

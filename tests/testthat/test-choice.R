@@ -102,6 +102,7 @@ test_that("the automatic choice and its fit are the same for 1 and 2 threads", {
   expect_output(print(one), "Solver chosen automatically: SDD")
   expect_output(print(summary(one)), "Solver chosen automatically: SDD")
   expect_identical(summary(one)$choice, one$choice)
+  expect_null(one$control$stop_stalled)
   # The SDD it kept ran to its tolerance, on every system.
   expect_equal(one$status, "tolerance")
   expect_lt(max(tail(one$trace, 1)[, c("residual", "residual_samples")]), one$tolerance)

@@ -170,11 +170,13 @@ warn_if_not_converged <- function(fit) {
   why <- switch(fit$status,
     "time limit" = sprintf("its time limit of %s s", format(fit$control$time_limit)),
     "the end of its iteration budget")
+  exact <- if (fit$n <= cholesky_max_n) "solver = \"cholesky\"" else NULL
   advice <- switch(fit$solver,
-    cg = "more `max_iterations` in cg_control(), or solver = \"cholesky\" (up to 20000 points)",
-    cabcd = "more `iterations` in cabcd_control(), or solver = \"cg\" or \"cholesky\"",
-    sprintf(paste("more `iterations` or a larger `time_limit` in %s_control(),",
-                  "or solver = \"cholesky\" (up to 20000 points) or \"cg\""), fit$solver))
+    cg = paste(c("more `max_iterations` in cg_control()", exact), collapse = ", or "),
+    cabcd = paste(c("more `iterations` in cabcd_control(), or solver = \"cg\"", exact),
+                  collapse = " or "),
+    paste(c(sprintf("more `iterations` or a larger `time_limit` in %s_control()",
+                    fit$solver), exact, "solver = \"cg\""), collapse = ", or "))
   message <- if (isTRUE(fit$tolerance > 0)) {
     sprintf(paste(
       "%s stopped at %s after %d iteration%s without reaching its tolerance: the",

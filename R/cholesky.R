@@ -90,3 +90,65 @@ check_conditioning <- function(rcond, norm, noise) {
     class = "sddgp_warning_ill_conditioned", condition_number = 1 / rcond,
     jitter = jitter, noise_factor = factor)
 }
+
+# The predicted wall time in seconds of solve_cholesky() for n points in d
+# dimensions and nrhs right-hand sides on `threads` threads, with the BLAS
+# R runs on, on this machine as busy as it is when first asked: the phases
+# of a small exact solve, timed once per session, thread count and BLAS
+# (exact_calibration()), scaled by n^3 (the factorisation) and n^2
+# (building K, the 1-norm and condition estimate, the solves).  Building K
+# costs about 64 + d per entry (Matern-3/2, n = 4000, one thread: 0.085 s at
+# d = 8, 0.17 s at 64, 0.23 s at 128); at most a tenth of the total with
+# OpenBLAS, a hundredth with the reference BLAS.
+exact_seconds <- function(n, nrhs, threads, d = 8L) {
+  cal <- exact_calibration(threads)
+  r <- n / cal[["m"]]
+  build <- cal[["build"]] * (64 + d) / (64 + exact_timing_d)
+  per_rhs <- max(0, (cal[["solve"]] - cal[["solve_1"]]) / (exact_timing_rhs - 1))
+  cal[["factor"]] * r^3 +
+    (build + cal[["norm"]] + cal[["rcond"]] + cal[["solve_1"]] + per_rhs * (nrhs - 1)) * r^2
+}
+
+exact_timing_d <- 8L
+exact_timing_rhs <- 16L
+
+# Phase timings (C_chol_timing) by thread count and BLAS, for the session.
+exact_timings <- new.env(parent = emptyenv())
+
+# The phases of an exact solve on m points: m doubles from 1024 until the
+# factorisation takes 0.04 s on at least 4 blocks of rows (or m reaches
+# 4096), then the median of up to 3 runs there, as many as fit in 0.25 s:
+# the machine may be shared, and one run can catch a burst of other work.
+# Smaller m would be quicker, but threads share too little work there:
+# with another job on one of 2 cores, 2 threads factored 512 points 2.4
+# times slower than 1 thread, 1024 points 1.5 times, 2048 points 1.2 times
+# (reference BLAS).  In all about 0.35 s with the reference BLAS (m = 1024)
+# and 0.3 s with OpenBLAS (m = 2048).  Points of a Weyl sequence, so that
+# R's random number stream is left alone.
+exact_calibration <- function(threads) {
+  threads <- sddgp_threads(threads)
+  key <- paste(threads, extSoftVersion()[["BLAS"]], La_library(), sep = "\r")
+  if (!is.null(cal <- exact_timings[[key]])) return(cal)
+  kernel <- matern(3/2, lengthscale = rep(1, exact_timing_d), variance = 1)
+  steps <- sqrt(c(2, 3, 5, 7, 11, 13, 17, 19))
+  run <- function(m) {
+    x <- outer(seq_len(m), steps) %% 1
+    res <- .Call(C_chol_timing, scale_inputs(x, kernel), kernel_spec(kernel),
+                 exact_timing_rhs, threads)
+    if (is.null(res)) signal_interrupt("Timing the exact solver was interrupted by the user")
+    res
+  }
+  m <- 1024L
+  repeat {
+    first <- run(m)
+    block <- first[["block"]]
+    if ((first[["factor"]] >= 0.04 && m >= 4L * block) || m >= 4096L) break
+    m <- as.integer(min(4096L, max(4L * block, 2L * m)))
+  }
+  runs <- list(first)
+  spent <- function() sum(vapply(runs, function(r) sum(r[1:6]), numeric(1)))
+  while (length(runs) < 3L && spent() < 0.25) runs <- c(runs, list(run(m)))
+  cal <- c(apply(do.call(rbind, runs), 2L, stats::median), m = m)
+  exact_timings[[key]] <- cal
+  cal
+}

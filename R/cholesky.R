@@ -10,12 +10,16 @@ cholesky_max_n <- 20000L
 #' factorisation: O(n^3) time and O(n^2) memory, so at most 20000 points. It
 #' is the reference the iterative solvers are tested against.
 #'
-#' The factorisation and the solves work on blocks of 128 rows and columns,
-#' spread over the fit's `threads` whatever BLAS R is linked to (the
-#' reference BLAS has no threads of its own), with the same result for any
-#' thread count; between blocks, and between slabs of columns while the
+#' The factorisation and the solves work on blocks of 128 rows and columns
+#' (512 with OpenBLAS), spread over the fit's `threads`, one BLAS call per
+#' block and thread, with the same result for any thread count under a
+#' given BLAS; between blocks, and between slabs of columns while the
 #' kernel matrix is built, the solver checks for Ctrl-C, so a long exact
-#' fit can be interrupted.
+#' fit can be interrupted. Its time is almost all in the BLAS that R is
+#' linked to: an optimised one such as OpenBLAS makes it several times
+#' faster than R's reference BLAS (see the README, section "A faster exact
+#' solver"). OpenBLAS's own threads are switched off while the solver runs
+#' (and restored after), so that `threads` threads use `threads` cores.
 #'
 #' After factoring, the solver estimates the condition number of
 #' \eqn{K + \lambda W^{-1}} (LAPACK's `dpocon`, \eqn{O(n^2)} work against
@@ -117,8 +121,9 @@ exact_timings <- new.env(parent = emptyenv())
 
 # The phases of an exact solve on m points: m doubles from 1024 until the
 # factorisation takes 0.04 s on at least 4 blocks of rows (or m reaches
-# 4096), then the median of up to 3 runs there, as many as fit in 0.25 s:
-# the machine may be shared, and one run can catch a burst of other work.
+# 4096); then the quickest of up to 3 runs there, while they take 0.2 s:
+# the machine may be shared, and a run that catches a burst of other work
+# (a compiler, say) would make every prediction of the session too slow.
 # Smaller m would be quicker, but threads share too little work there:
 # with another job on one of 2 cores, 2 threads factored 512 points 2.4
 # times slower than 1 thread, 1024 points 1.5 times, 2048 points 1.2 times
@@ -146,9 +151,9 @@ exact_calibration <- function(threads) {
     m <- as.integer(min(4096L, max(4L * block, 2L * m)))
   }
   runs <- list(first)
-  spent <- function() sum(vapply(runs, function(r) sum(r[1:6]), numeric(1)))
-  while (length(runs) < 3L && spent() < 0.25) runs <- c(runs, list(run(m)))
-  cal <- c(apply(do.call(rbind, runs), 2L, stats::median), m = m)
+  seconds <- function() vapply(runs, function(r) sum(r[1:6]), numeric(1))
+  while (length(runs) < 3L && sum(seconds()) < 0.2) runs <- c(runs, list(run(m)))
+  cal <- c(runs[[which.min(seconds())]], m = m)
   exact_timings[[key]] <- cal
   cal
 }

@@ -5,8 +5,8 @@
  * pthread build) would start them inside every such call as well: more
  * threads than cores, and slower than either alone.  OpenBLAS is therefore
  * looked up at run time (no link-time dependency: R may be linked to any
- * BLAS) and made single-threaded while the core runs.  Other BLAS are left
- * as they are. */
+ * BLAS; not on Windows) and made single-threaded while the core runs.
+ * Other BLAS are left as they are. */
 #ifndef SDDGP_BLAS_THREADS_H
 #define SDDGP_BLAS_THREADS_H
 

@@ -58,7 +58,7 @@ predict_start <- function(n, t) {
 }
 
 record <- function(task, n, t, r, seconds, predicted_start, predicted_now, same_bits) {
-  row <- data.frame(blas = blas, task = task, n = n, threads = t, reps = r,
+  row <- data.frame(machine = cpu_model(), blas = blas, task = task, n = n, threads = t, reps = r,
                     seconds = seconds, predicted_start = predicted_start,
                     predicted = predicted_now, same_bits = same_bits,
                     load = load_average())

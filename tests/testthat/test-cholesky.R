@@ -128,9 +128,16 @@ test_that("exact_seconds() is positive, grows with n, nrhs and d, and times the 
   expect_length(ls(timings), 1L)
   key <- ls(timings)
   cal <- timings[[key]]
-  expect_named(cal, c("build", "norm", "factor", "rcond", "solve_1", "solve", "block", "m"))
-  timings[[key]] <- replace(cal * 0, c("factor", "solve_1", "m"), c(1, 0.5, 1000))
-  expect_equal(sddgp:::exact_seconds(2000, 1, 1), 8 + 0.5 * 4)
+  expect_named(cal, c("build", "norm", "factor", "rcond", "solve_1", "solve", "block",
+                     "m", "threads", "update", "panel"))
+  # The two speeds reproduce the factorisation timed on m points.
+  work <- sddgp:::chol_work(cal[["m"]], cal[["block"]], 1)
+  expect_equal(cal[["update"]] * work[["update"]] + cal[["panel"]] * work[["panel"]],
+               cal[["factor"]], ignore_attr = TRUE)
+  timings[[key]] <- replace(cal * 0, c("update", "solve_1", "m", "block", "threads"),
+                            c(1, 0.5, 1000, 100, 1))
+  # 20 blocks: sum over b = 0..19 of b (b - 1) / 2 = choose(20, 3) tiles.
+  expect_equal(sddgp:::exact_seconds(2000, 1, 1), choose(20, 3) + 0.5 * 4)
   sddgp:::exact_seconds(2000, 1, 2)
   expect_length(ls(timings), if (sddgp_threads(2) == 2L) 2L else 1L)
 })

@@ -138,17 +138,20 @@ chol_work <- function(n, block, threads) {
 # Phase timings (C_chol_timing) by thread count and BLAS, for the session.
 exact_timings <- new.env(parent = emptyenv())
 
-# Seconds per unit of chol_work() and the other phases' seconds on m
-# points.  The panel's speed comes from 2 blocks, where there is no update
-# (the quickest of up to 3 runs while they take 0.05 s); the update's from
-# m points, m doubling from 1024 until the factorisation takes 0.04 s on
-# at least 4 blocks (or m reaches 4096), the quickest of up to 3 runs
-# while they take 0.2 s.  The quickest, since the machine may be shared and
-# a run that catches a burst of other work (a compiler, say) would slow
-# every prediction of the session.  Larger m would be closer to the sizes
-# predicted, but slower.  In all about 0.3-0.4 s with the reference BLAS
-# (m = 1024) and with OpenBLAS (m = 2048).  Points of a Weyl sequence, so
-# that R's random number stream is left alone.
+# Seconds per unit of chol_work() (`update`, `panel`) and the other
+# phases' seconds on m points.  m doubles from 1024 until the factorisation
+# takes 0.04 s on at least 4 blocks (or m reaches 4096), and the quickest
+# of up to 3 runs there (while they take 0.2 s) counts: the machine may be
+# shared, and a run that catches a burst of other work (a compiler, say)
+# would slow every prediction of the session.  The panel's speed comes from
+# 2 blocks, where there is no update (the quickest of up to 3 runs while
+# they take 0.05 s), if they take a tenth of m's factorisation or more (a
+# fifth with OpenBLAS); otherwise one speed serves both (with the reference
+# BLAS 2 blocks take a fiftieth, 3 ms unloaded, which one time slice of
+# other work can double, and its routines run at one speed anyway).  In all
+# about 0.3-0.4 s unloaded with the reference BLAS (m = 1024) and with
+# OpenBLAS (m = 2048).  Points of a Weyl sequence, so that R's random number
+# stream is left alone.
 exact_calibration <- function(threads) {
   threads <- sddgp_threads(threads)
   key <- paste(threads, extSoftVersion()[["BLAS"]], La_library(), sep = "\r")
@@ -177,14 +180,17 @@ exact_calibration <- function(threads) {
   }
   cal <- quickest(m, first, 0.2)
   two <- quickest(2L * block, run(2L * block), 0.05)[["factor"]]
-  small <- chol_work(2L * block, block, threads)
   large <- chol_work(m, block, threads)
-  # Both speeds reproduce the factorisation of m points; the update at
-  # least a quarter of it, whatever noise the short runs caught.
-  panel <- two / small[["panel"]]
-  update <- max(cal[["factor"]] - panel * large[["panel"]], 0.25 * cal[["factor"]]) /
-    large[["update"]]
-  panel <- (cal[["factor"]] - update * large[["update"]]) / large[["panel"]]
+  if (two >= 0.1 * cal[["factor"]]) {
+    # Both speeds reproduce the factorisation of m points; the update at
+    # least a quarter of it, whatever noise the short runs caught.
+    panel <- two / chol_work(2L * block, block, threads)[["panel"]]
+    update <- max(cal[["factor"]] - panel * large[["panel"]], 0.25 * cal[["factor"]]) /
+      large[["update"]]
+    panel <- (cal[["factor"]] - update * large[["update"]]) / large[["panel"]]
+  } else {
+    update <- panel <- cal[["factor"]] / sum(large)
+  }
   cal <- c(cal, m = m, threads = threads, update = update, panel = panel)
   exact_timings[[key]] <- cal
   cal

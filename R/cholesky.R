@@ -10,12 +10,16 @@ cholesky_max_n <- 20000L
 #' factorisation: O(n^3) time and O(n^2) memory, so at most 20000 points. It
 #' is the reference the iterative solvers are tested against.
 #'
-#' The factorisation and the solves work on blocks of 128 rows and columns,
-#' spread over the fit's `threads` whatever BLAS R is linked to (the
-#' reference BLAS has no threads of its own), with the same result for any
-#' thread count; between blocks, and between slabs of columns while the
+#' The factorisation and the solves work on blocks of 128 rows and columns
+#' (512 with OpenBLAS), spread over the fit's `threads`, one BLAS call per
+#' block and thread, with the same result for any thread count under a
+#' given BLAS; between blocks, and between slabs of columns while the
 #' kernel matrix is built, the solver checks for Ctrl-C, so a long exact
-#' fit can be interrupted.
+#' fit can be interrupted. Its time is almost all in the BLAS that R is
+#' linked to: an optimised one such as OpenBLAS makes it several times
+#' faster than R's reference BLAS (see the README, section "A faster exact
+#' solver"). OpenBLAS's own threads are switched off while the solver runs
+#' (and restored after), so that `threads` threads use `threads` cores.
 #'
 #' After factoring, the solver estimates the condition number of
 #' \eqn{K + \lambda W^{-1}} (LAPACK's `dpocon`, \eqn{O(n^2)} work against
@@ -89,4 +93,105 @@ check_conditioning <- function(rcond, norm, noise) {
     advice),
     class = "sddgp_warning_ill_conditioned", condition_number = 1 / rcond,
     jitter = jitter, noise_factor = factor)
+}
+
+# The predicted wall time in seconds of solve_cholesky() for n points in d
+# dimensions and nrhs right-hand sides on `threads` threads, with the BLAS
+# R runs on, on this machine as busy as it is when first asked: the phases
+# of small exact solves, timed once per session, thread count and BLAS
+# (exact_calibration()), scaled to n.  The factorisation is the work of
+# chol_work() at the two rates measured; the rest scales by n^2: building
+# K, about 64 + d per entry (Matern-3/2, n = 4000, one thread: 0.085 s at
+# d = 8, 0.17 s at 64, 0.23 s at 128; at most a tenth of the total with
+# OpenBLAS, a hundredth with the reference BLAS), the 1-norm and
+# condition estimate, and the solves, one more per right-hand side.
+exact_seconds <- function(n, nrhs, threads, d = 8L) {
+  cal <- exact_calibration(threads)
+  work <- vapply(n, chol_work, numeric(2), block = cal[["block"]], threads = cal[["threads"]])
+  r <- n / cal[["m"]]
+  build <- cal[["build"]] * (64 + d) / (64 + exact_timing_d)
+  per_rhs <- max(0, (cal[["solve"]] - cal[["solve_1"]]) / (exact_timing_rhs - 1))
+  unname(cal[["update"]] * work[1L, ] + cal[["panel"]] * work[2L, ] +
+    (build + cal[["norm"]] + cal[["rcond"]] + cal[["solve_1"]] + per_rhs * (nrhs - 1)) * r^2)
+}
+
+exact_timing_d <- 8L
+exact_timing_rhs <- 16L
+
+# The work of chol_lower() on n points in blocks of `block` rows on
+# `threads` threads, in units of one block x block x block matrix product,
+# in two parts with their own speeds: `update`, the off-diagonal tiles of
+# the trailing updates (n^3 / (6 block^3) in all), shared out among the
+# threads; and `panel`, the rest of each step (n^2 / block^2 in all): the
+# diagonal block's factorisation (1/6, on one thread), the panel's
+# triangular solves (1/2 per block of rows) and the updates' diagonal
+# tiles (1/2 each), fewer to share.  At a few blocks the panel is most of
+# the work, at many almost none: scaling one timing by n^3 alone predicted
+# 15000 points with OpenBLAS 1.3 (1 thread) to 1.7 (2 threads) times too
+# slow from 2048.
+chol_work <- function(n, block, threads) {
+  below <- ceiling(n / block) - seq_len(ceiling(n / block))
+  c(update = sum(below * (below - 1) / 2) / threads,
+    panel = sum(1 / 6 + 0.5 * ceiling(below / threads) + 0.5 * below / threads))
+}
+
+# Phase timings (C_chol_timing) by thread count and BLAS, for the session.
+exact_timings <- new.env(parent = emptyenv())
+
+# Seconds per unit of chol_work() (`update`, `panel`) and the other
+# phases' seconds on m points.  m doubles from 1024 until the factorisation
+# takes 0.04 s on at least 4 blocks (or m reaches 4096), and the quickest
+# of up to 3 runs there (while they take 0.2 s) counts: the machine may be
+# shared, and a run that catches a burst of other work (a compiler, say)
+# would slow every prediction of the session.  The panel's speed comes from
+# 2 blocks, where there is no update (the quickest of up to 3 runs while
+# they take 0.05 s), if they take a tenth of m's factorisation or more (a
+# fifth with OpenBLAS); otherwise one speed serves both (with the reference
+# BLAS 2 blocks take a fiftieth, 3 ms unloaded, which one time slice of
+# other work can double, and its routines run at one speed anyway).  In all
+# about 0.3-0.4 s unloaded with the reference BLAS (m = 1024) and with
+# OpenBLAS (m = 2048).  Points of a Weyl sequence, so that R's random number
+# stream is left alone.
+exact_calibration <- function(threads) {
+  threads <- sddgp_threads(threads)
+  key <- paste(threads, extSoftVersion()[["BLAS"]], La_library(), sep = "\r")
+  if (!is.null(cal <- exact_timings[[key]])) return(cal)
+  kernel <- matern(3/2, lengthscale = rep(1, exact_timing_d), variance = 1)
+  steps <- sqrt(c(2, 3, 5, 7, 11, 13, 17, 19))
+  run <- function(m) {
+    x <- outer(seq_len(m), steps) %% 1
+    res <- .Call(C_chol_timing, scale_inputs(x, kernel), kernel_spec(kernel),
+                 exact_timing_rhs, threads)
+    if (is.null(res)) signal_interrupt("Timing the exact solver was interrupted by the user")
+    res
+  }
+  quickest <- function(m, first, budget) {
+    runs <- list(first)
+    seconds <- function() vapply(runs, function(r) sum(r[1:6]), numeric(1))
+    while (length(runs) < 3L && sum(seconds()) < budget) runs <- c(runs, list(run(m)))
+    runs[[which.min(seconds())]]
+  }
+  m <- 1024L
+  repeat {
+    first <- run(m)
+    block <- first[["block"]]
+    if ((first[["factor"]] >= 0.04 && m >= 4L * block) || m >= 4096L) break
+    m <- as.integer(min(4096L, max(4L * block, 2L * m)))
+  }
+  cal <- quickest(m, first, 0.2)
+  two <- quickest(2L * block, run(2L * block), 0.05)[["factor"]]
+  large <- chol_work(m, block, threads)
+  if (two >= 0.1 * cal[["factor"]]) {
+    # Both speeds reproduce the factorisation of m points; the update at
+    # least a quarter of it, whatever noise the short runs caught.
+    panel <- two / chol_work(2L * block, block, threads)[["panel"]]
+    update <- max(cal[["factor"]] - panel * large[["panel"]], 0.25 * cal[["factor"]]) /
+      large[["update"]]
+    panel <- (cal[["factor"]] - update * large[["update"]]) / large[["panel"]]
+  } else {
+    update <- panel <- cal[["factor"]] / sum(large)
+  }
+  cal <- c(cal, m = m, threads = threads, update = update, panel = panel)
+  exact_timings[[key]] <- cal
+  cal
 }

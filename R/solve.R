@@ -170,7 +170,10 @@ warn_if_not_converged <- function(fit) {
   why <- switch(fit$status,
     "time limit" = sprintf("its time limit of %s s", format(fit$control$time_limit)),
     "the end of its iteration budget")
-  exact <- if (fit$n <= cholesky_max_n) "solver = \"cholesky\"" else NULL
+  exact <- if (fit$n <= cholesky_max_n) {
+    sprintf("solver = \"cholesky\" (exact, about %s here)", format_seconds(
+      exact_seconds(fit$n, 1L + ncol(fit$alpha_samples), fit$threads, fit$d)))
+  }
   advice <- switch(fit$solver,
     cg = paste(c("more `max_iterations` in cg_control()", exact), collapse = ", or "),
     cabcd = paste(c("more `iterations` in cabcd_control(), or solver = \"cg\"", exact),
@@ -197,6 +200,13 @@ warn_if_not_converged <- function(fit) {
              residual = final_residual(fit), threshold = target_residual(fit),
              status = fit$status)
   invisible(TRUE)
+}
+
+# "12 s", "3.4 min", "2.1 h".
+format_seconds <- function(seconds) {
+  if (seconds < 90) return(sprintf("%s s", format(signif(seconds, 2))))
+  if (seconds < 5400) return(sprintf("%s min", format(signif(seconds / 60, 2))))
+  sprintf("%s h", format(signif(seconds / 3600, 2)))
 }
 
 # Ctrl-C seen by a C solver (which returned cleanly, freeing its memory)

@@ -12,6 +12,7 @@ SEXP C_rff_draw(SEXP, SEXP, SEXP, SEXP);
 SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_rng_normal(SEXP, SEXP, SEXP);
 SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_chol_timing(SEXP, SEXP, SEXP, SEXP);
 SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_cg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -35,6 +36,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_rff_matmul, 6),
   CALLDEF(C_rng_normal, 3),
   CALLDEF(C_chol_solve, 5),
+  CALLDEF(C_chol_timing, 4),
   CALLDEF(C_sdd_solve, 6),
   CALLDEF(C_cg_solve, 6),
   CALLDEF(C_pivchol, 8),

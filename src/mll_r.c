@@ -1,6 +1,7 @@
 /* .Call entry point of the exact log marginal likelihood, the objective of
  * hyperparameter estimation (R/hyperparameters.R). */
 #include "glue.h"
+#include "blas_threads.h"
 #include "mll.h"
 
 SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
@@ -20,9 +21,12 @@ SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
   glue_trace_init(&tr, 0, 0, 1);
   /* A matrix that is not positive definite is an answer (NA), not an
    * error: the optimiser's line search may step there and back off. */
-  const mll_status status = mll_evaluate(&k, &p, yy, lambda, w, glue_threads(threads),
+  const int nthreads = glue_threads(threads);
+  const int blas_saved = blas_threads_serial();
+  const mll_status status = mll_evaluate(&k, &p, yy, lambda, w, nthreads,
                                          glue_trace_record, &tr, REAL(value),
                                          REAL(grad));
+  blas_threads_restore(blas_saved);
   if (status == MLL_NO_MEMORY)
     Rf_error("not enough memory for the %d x %d kernel matrix of the "
              "marginal likelihood", p.n, p.n);

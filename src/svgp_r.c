@@ -2,6 +2,7 @@
  * and the closed-form fit (with optional refinement of the inducing
  * points). */
 #include "glue.h"
+#include "blas_threads.h"
 #include "kmeans.h"
 #include "svgp.h"
 
@@ -75,9 +76,11 @@ SEXP C_svgp_fit(SEXP x, SEXP spec, SEXP noise, SEXP y, SEXP z, SEXP settings,
   SEXP chol_b = PROTECT(Rf_allocMatrix(REALSXP, m, m));
   svgp_result res = {REAL(coef), REAL(chol_kmm), REAL(chol_b), 0.0, 0};
   int done = 0;
+  const int blas_saved = blas_threads_serial();
   const solver_status status =
       svgp_fit(&prob, REAL(zout), m, iterations,
                glue_real(settings, "learning_rate"), &res, &done);
+  blas_threads_restore(blas_saved);
 
   const char *names[] = {"result", "inducing", "chol_kmm", "chol_b", "elbo",
                          "not_positive_definite", ""};

@@ -16,6 +16,12 @@ test_that("the default tolerance is a tenth of the noise sd over the targets' rm
   expect_equal(sddgp:::solve_tolerance(NULL, p), 0.1)
 })
 
+test_that("format_seconds() picks the unit", {
+  expect_equal(sddgp:::format_seconds(12.34), "12 s")
+  expect_equal(sddgp:::format_seconds(200), "3.3 min")
+  expect_equal(sddgp:::format_seconds(7200), "2 h")
+})
+
 test_that("the cost model counts the exact solve's and an SDD step's operations", {
   ops <- sddgp:::operation_seconds
   n <- 3000

@@ -105,3 +105,39 @@ test_that("the exact solver's condition estimate is LAPACK's, against the dense 
     expect_true(res$rcond >= exact / 3 && res$rcond <= 3 * exact)
   }
 })
+
+test_that("exact_seconds() is positive, grows with n, nrhs and d, and times the solver once", {
+  timings <- sddgp:::exact_timings
+  saved <- as.list(timings)
+  withr::defer({
+    rm(list = ls(timings), envir = timings)
+    list2env(saved, envir = timings)
+  })
+  rm(list = ls(timings), envir = timings)
+  seed <- withr::with_seed(1, {
+    secs <- sddgp:::exact_seconds(c(1000, 5000, 20000), 1, 1)
+    .Random.seed
+  })
+  expect_identical(seed, withr::with_seed(1, .Random.seed)) # R's stream untouched
+  expect_true(all(is.finite(secs) & secs > 0))
+  expect_true(all(diff(secs) > 0))
+  expect_gte(sddgp:::exact_seconds(5000, 64, 1), sddgp:::exact_seconds(5000, 1, 1))
+  expect_gt(sddgp:::exact_seconds(5000, 1, 1, d = 90), sddgp:::exact_seconds(5000, 1, 1))
+  # Calibrated once: the prediction comes from the cached phase timings,
+  # scaled by n^3 (factorisation) and n^2 (the rest).
+  expect_length(ls(timings), 1L)
+  key <- ls(timings)
+  cal <- timings[[key]]
+  expect_named(cal, c("build", "norm", "factor", "rcond", "solve_1", "solve", "block",
+                     "m", "threads", "update", "panel"))
+  # The two speeds reproduce the factorisation timed on m points.
+  work <- sddgp:::chol_work(cal[["m"]], cal[["block"]], 1)
+  expect_equal(cal[["update"]] * work[["update"]] + cal[["panel"]] * work[["panel"]],
+               cal[["factor"]], ignore_attr = TRUE)
+  timings[[key]] <- replace(cal * 0, c("update", "solve_1", "m", "block", "threads"),
+                            c(1, 0.5, 1000, 100, 1))
+  # 20 blocks: sum over b = 0..19 of b (b - 1) / 2 = choose(20, 3) tiles.
+  expect_equal(sddgp:::exact_seconds(2000, 1, 1), choose(20, 3) + 0.5 * 4)
+  sddgp:::exact_seconds(2000, 1, 2)
+  expect_length(ls(timings), if (sddgp_threads(2) == 2L) 2L else 1L)
+})

@@ -11,12 +11,13 @@
 # counts and fixed costs per operation (not from timings of this run), so
 # the choice, like every result, is the same for any thread count.
 
-# Seconds per operation on one core of the machine of
-# inst/benchmarks/defaults.R (which prints them; the tenths of a ns that
-# matter are the ratios): a floating-point operation of the exact solver's
-# blocked Cholesky with the reference BLAS and with an optimised one, a
-# kernel value computed (plus `kernel_value_per_dim` per input dimension)
-# and a kernel value read from the cache.
+# Seconds per operation on one core, as inst/benchmarks/defaults.R
+# --part=costs measures them (what matters is their ratios): a
+# floating-point operation of the exact solver's blocked Cholesky with the
+# reference BLAS and with an optimised one (OpenBLAS with its SkylakeX
+# kernels: 15000 points in 35 s on one core, blas.csv), a kernel value
+# computed (plus `kernel_value_per_dim` per input dimension) and a kernel
+# value read from the cache.
 operation_seconds <- list(
   flop = c(reference = 3.9e-10, optimised = 3.0e-11),
   kernel_value = 2.1e-9, kernel_value_per_dim = 6.5e-11,

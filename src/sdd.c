@@ -7,8 +7,8 @@
 #include "threads.h"
 #include "workspace.h"
 
-/* A probed residual this far above its starting value of 1 (alpha = 0)
- * means the iteration is unstable: the step size is too large. */
+/* A probed residual this far above 1, that of alpha = 0, means the
+ * iteration is unstable: the step size is too large. */
 #define SDD_DIVERGENCE_RESIDUAL 1e3
 /* Rows per unit of work in the dense (elementwise) part of a step. */
 #define SDD_DENSE_CHUNK 4096
@@ -326,7 +326,12 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
     status = SOLVER_NO_MEMORY;
     goto done;
   }
-  memset(alpha_bar, 0, sizeof(double) * len);
+  if (opt->alpha0) {
+    memcpy(w.alpha, opt->alpha0, sizeof(double) * len);
+    memcpy(alpha_bar, opt->alpha0, sizeof(double) * len);
+  } else {
+    memset(alpha_bar, 0, sizeof(double) * len);
+  }
   solver_rhs_norms(rhs, n, nrhs, NULL, n, rhs_norm);
   /* Probed residuals are the measures; the iterate (not only its average)
    * must stay finite. */

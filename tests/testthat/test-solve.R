@@ -95,6 +95,8 @@ test_that("every code table R shares with C is the one C reports", {
   expect_setequal(estimators, names(codes$estimator))
   expect_setequal(choices(sdd_control, "batch_sampling"), names(codes$batch_sampling))
   expect_setequal(choices(sdd_control, "precision"), names(codes$precision))
+  expect_setequal(setdiff(choices(sdd_control, "warm_start"), "none"),
+                  names(codes$warm_start))
   expect_setequal(choices(cabcd_control, "algorithm"), names(codes$algorithm))
   expect_setequal(choices(cabcd_control, "selection"), names(codes$selection))
   expect_setequal(c("weights", "noise"), names(codes$rng_stream))

@@ -160,12 +160,21 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
   expect_match(summary(fit)$not_converged, note, fixed = TRUE)
   expect_output(print(summary(fit)), note, fixed = TRUE)
 
-  # Stopped by the time limit after a step or so (averaging rate 1e-4).
+  # Stopped by the time limit after a step or so (averaging rate 1e-4),
+  # from zero.
   expect_warning(
     fit_t <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
-                    control = sdd_control(iterations = 1e6, time_limit = 1e-9, cache = "never"),
+                    control = sdd_control(iterations = 1e6, time_limit = 1e-9, cache = "never",
+                                          warm_start = "none"),
                     threads = 1),
     class = "sddgp_warning_not_converged", regexp = "at its time limit of 1e-09 s after")
+  # From the default warm start the same stop is not far from converged.
+  fit_w <- expect_silent(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
+                                control = sdd_control(iterations = 1e6, time_limit = 1e-9,
+                                                      cache = "never"),
+                                threads = 1))
+  expect_equal(fit_w$status, "time limit")
+  expect_lt(sddgp:::final_residual(fit_w), 0.5)
   expect_equal(fit_t$status, "time limit")
 
   # CG: white-noise targets, a long length scale, one unpreconditioned step.

@@ -30,10 +30,10 @@
 #'     and 0 elsewhere, with \eqn{w} minimising
 #'     \eqn{\|b - K_{:m} w\|^2_{\Lambda^{-1}} + w^\top K_{mm} w}; its
 #'     predictions are those of the Nystrom approximation
-#'     \eqn{L L^\top \approx K}. The factor \eqn{c} (close to 1 when the
-#'     approximation is good) minimises the residual \eqn{\|b - c (K +
-#'     \Lambda) w\|}, so the start's relative residual is never above 1,
-#'     that of 0.
+#'     \eqn{L L^\top \approx K} (before scaling). The factor \eqn{c}
+#'     (close to 1 when the approximation is good) minimises the residual
+#'     \eqn{\|b - c (K + \Lambda) w\|}, so the start's relative residual is
+#'     never above 1, that of 0.
 #'   * `"nystrom"`: \eqn{\alpha_0 = (L L^\top + \Lambda)^{-1} b}, the
 #'     solution of the approximate system. Unless \eqn{L L^\top} matches
 #'     \eqn{K} to well within the noise variance, its weights put the

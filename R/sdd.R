@@ -47,6 +47,36 @@
 #'   number of steps, as in the paper's experiments) it warns only when the
 #'   posterior mean's residual ends above 0.5, far from converged.
 #'
+#' @section Warm start: The iterate \eqn{\alpha} and its average
+#'   \eqn{\bar\alpha} start from a cheap approximate solution of every
+#'   system (the posterior mean's and the samples'), the momentum from 0.
+#'   Both approximations come from the rank-`warm_start_rank` greedy pivoted
+#'   Cholesky factor \eqn{L} of \eqn{K} (as [cg_control()]'s
+#'   preconditioner, without jitter; \eqn{r} = `warm_start_rank` kernel
+#'   columns, \eqn{O(n r d + n r^2)} operations and \eqn{2 n r} doubles of
+#'   memory, plus \eqn{O(n r)} per system through the Woodbury identity):
+#'   * `"inducing"`: the subset-of-regressors (inducing-point) solution on
+#'     the factor's \eqn{r} pivot points, \eqn{\alpha_0 = c\,w} on them
+#'     and 0 elsewhere, with \eqn{w} minimising
+#'     \eqn{\|b - K_{:m} w\|^2_{\Lambda^{-1}} + w^\top K_{mm} w}; its
+#'     predictions are those of the Nystrom approximation
+#'     \eqn{L L^\top \approx K} (before scaling). The factor \eqn{c}
+#'     (close to 1 when the approximation is good) minimises the residual
+#'     \eqn{\|b - c (K + \Lambda) w\|}, so the start's relative residual is
+#'     never above 1, that of 0.
+#'   * `"nystrom"`: \eqn{\alpha_0 = (L L^\top + \Lambda)^{-1} b}, the
+#'     solution of the approximate system. Unless \eqn{L L^\top} matches
+#'     \eqn{K} to well within the noise variance, its weights put the
+#'     low-rank fit's residuals, divided by the noise variance, on every
+#'     point, and the start is far worse than 0.
+#'   * `"none"`: \eqn{\alpha_0 = 0} (the paper's algorithm).
+#'
+#'   With geometric averaging at rate \eqn{100 / T}, \eqn{\bar\alpha}
+#'   moves towards the iterates slowly, so a run stopped early (`time_limit`)
+#'   returns mostly its starting point: the warm start decides what such a
+#'   run predicts. Its time is not counted by `time_limit`. Measured
+#'   figures: `system.file("benchmarks", "README.md", package = "sddgp")`.
+#'
 #' @section Ablations: `objective` and `estimator` select the gradient
 #'   estimates compared in the paper's ablations (its Figures 1 to 4); every
 #'   one runs in the same loop, with the same momentum, averaging, stopping
@@ -148,8 +178,8 @@
 #'   (section Stopping of [sdd_control()]); 0 never stops early and runs
 #'   `iterations` steps.
 #' @param time_limit Stop once the iterations have run this many seconds
-#'   (wall time; estimation, the kernel cache and the prior draws are not
-#'   counted), keeping the averaged iterate reached, with status
+#'   (wall time; estimation, the kernel cache, the prior draws and SDD's
+#'   warm start are not counted), keeping the averaged iterate reached, with status
 #'   `"time limit"`; `Inf` for no limit. How many steps fit depends on the
 #'   machine and its load, so such a fit is reproduced by its recorded
 #'   `iterations`, not by the limit (give `averaging_rate` too, whose
@@ -160,6 +190,11 @@
 #' @param step_fraction Fraction of the estimated stability limit used when
 #'   `step_size` is `NULL`. Values above 1 are bolder than the estimate and
 #'   rely on the halving after a divergence (see Details).
+#' @param warm_start Starting point of the iterations: `"inducing"`,
+#'   `"nystrom"` or `"none"` (zero); see the section Warm start.
+#' @param warm_start_rank Rank \eqn{r} of the pivoted Cholesky factor of
+#'   the warm start (capped at the number of data): its number of inducing
+#'   points.
 #' @param trace_every,trace_at Iterations at which the trace metrics are
 #'   evaluated: every `trace_every`-th (and the last), or the whole numbers
 #'   in `trace_at`; give at most one (see the section Trace metrics).
@@ -198,7 +233,10 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
                         estimator = c("coordinates", "features", "coordinates_kalpha"),
                         estimator_features = 100,
                         tolerance = NULL, time_limit = Inf, check_every = 100,
-                        probe_size = 256, step_fraction = 0.8, trace_every = NULL,
+                        probe_size = 256, step_fraction = 0.8,
+                        warm_start = c("inducing", "nystrom", "none"),
+                        warm_start_rank = 100,
+                        trace_every = NULL,
                         trace_at = NULL, reference = NULL, test_x = NULL, test_y = NULL,
                         features = 2000,
                         cache = c("auto", "always", "never"), cache_limit = 2e9,
@@ -227,12 +265,16 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
   check_number(estimator_features, "estimator_features", lower = 1, upper = 1e5,
                integer = TRUE)
   check_number(step_fraction, "step_fraction", lower = 0, upper = 10, lower_open = TRUE)
+  warm_start <- choose_one(warm_start, "warm_start", c("inducing", "nystrom", "none"))
+  check_number(warm_start_rank, "warm_start_rank", lower = 1, upper = 1e5, integer = TRUE)
   trace <- trace_settings(trace_every, trace_at, reference, test_x, test_y,
                           loop$iterations, loop$check_every)
   loop_control("sdd", loop, step_size, step_size_samples,
                own = list(objective = objective, estimator = estimator,
                           estimator_features = as.integer(estimator_features)),
-               more = list(step_fraction = step_fraction), trace = trace,
+               more = list(step_fraction = step_fraction, warm_start = warm_start,
+                           warm_start_rank = as.integer(warm_start_rank)),
+               trace = trace,
                features = features)
 }
 
@@ -250,12 +292,14 @@ solve_sdd <- function(problem, control, threads, state) {
       samples = is.null(control$step_size_samples) && is.null(control$step_size) &&
         ncol(problem$rhs) > 1L)
   } else c(mean = FALSE, samples = FALSE)
+  alpha0 <- warm_start(problem, control, threads)
   backoffs <- 0L
   repeat {
     lr <- per_system(steps[["mean"]], steps[["samples"]], problem)
     sol <- run_sdd_loop(problem, sdd_settings(control, problem, control$objective,
                                               control$estimator,
-                                              control$estimator_features, lr),
+                                              control$estimator_features, lr,
+                                              alpha0 = alpha0),
                         threads)
     if (sol$status != "diverged" || backoffs == max_backoffs || !any(automatic)) break
     backoffs <- backoffs + 1L
@@ -270,3 +314,21 @@ solve_sdd <- function(problem, control, threads, state) {
 
 # Halvings of an automatic step size after divergences before giving up.
 max_backoffs <- 5L
+
+# The warm start of `control` (sdd_control()'s `warm_start`) for every
+# right-hand side of `problem`, or NULL (start at zero): the solution of
+# (L L' + diag(noise)) alpha = b with L the pivoted Cholesky factor of K of
+# rank `warm_start_rank`.  It depends on the data, kernel and right-hand
+# sides only, so simulate() with a seed starts the sample systems where
+# the fit did.  A control without the setting (a fit saved before it
+# existed) starts at zero, as it did.
+warm_start <- function(problem, control, threads) {
+  if (is.null(control$warm_start) || control$warm_start == "none") return(NULL)
+  res <- .Call(C_nystrom_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
+               problem$rhs, min(control$warm_start_rank, nrow(problem$x)),
+               control$warm_start, threads)
+  raise_status(decode_status(res), "sdd", 0L, paste(
+    "Its warm start failed: K + noise * I is not numerically positive definite.",
+    "Increase `noise`, or use warm_start = \"none\" in sdd_control()."))
+  res$alpha
+}

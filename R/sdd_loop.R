@@ -127,10 +127,11 @@ loop_estimator <- function(objective, estimator, full_batch) {
 # The fields of sdd_options (src/sdd.h), and of the kernel operator, for a
 # run of `control` (made by sdd_control() or sgd_control()) on `problem`:
 # the gradient estimate of `objective` and `estimator` with `features`
-# random features, and per right-hand side the step size and the clipping
-# norm (NULL: none).  The seed is drawn last.
+# random features, per right-hand side the step size and the clipping
+# norm (NULL: none), and the initial iterate alpha0 (n x right-hand sides;
+# NULL: zero).  The seed is drawn last.
 sdd_settings <- function(control, problem, objective, estimator, features, step_size,
-                         clip = NULL) {
+                         clip = NULL, alpha0 = NULL) {
   n <- nrow(problem$x)
   batch_size <- min(control$batch_size, n)
   estimator <- loop_estimator(objective, estimator, batch_size >= n)
@@ -143,7 +144,8 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
     rhs_reg = if (estimator == "primal_coordinates" && !is.null(problem$zeta)) {
       cbind(if (problem$has_mean) 0, problem$zeta, deparse.level = 0)
     },
-    step_size = as.numeric(step_size), clip = clip, momentum = control$momentum,
+    step_size = as.numeric(step_size), clip = clip, alpha0 = alpha0,
+    momentum = control$momentum,
     averaging_rate = if (control$averaging != "geometric") 1 else
       control$averaging_rate %||% min(1, 100 / control$iterations),
     # 0: no arithmetic average.

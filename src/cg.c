@@ -1,134 +1,13 @@
 #include <math.h>
 #include <string.h>
 #include "cg.h"
-#include "lapack.h"
-#include "pivchol.h"
-#include "threads.h"
+#include "nystrom.h"
 #include "workspace.h"
 
 /* Work (rows x columns x (d + right-hand sides)) of one slab of a kernel
  * product, a few hundredths of a second on one core: the callback is polled
  * between slabs. */
 #define CG_SLAB_WORK 1e8
-/* Rows per unit of work in the dense n x k products of the preconditioner. */
-#define CG_CHUNK 2048
-
-static double dot(const double *a, const double *b, int n)
-{
-  double s = 0.0;
-  /* The lanes of the reduction are fixed at compile time: the sum does not
-   * depend on the thread count. */
-  #pragma omp simd reduction(+ : s)
-  for (int i = 0; i < n; i++) s += a[i] * b[i];
-  return s;
-}
-
-/* out (ka x kb) = A' B for A n x ka and B n x kb, column-major: each entry is
- * one thread's in-order dot product. */
-static void cross_products(const double *A, int ka, const double *B, int kb,
-                           int n, double *out, int nthreads)
-{
-  const size_t nout = (size_t)ka * kb;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
-      if ((double)nout * n > PARALLEL_MIN_WORK)
-  for (size_t e = 0; e < nout; e++)
-    out[e] = dot(A + (size_t)(e % ka) * n, B + (size_t)(e / ka) * n, n);
-}
-
-/* ---- The preconditioner ---------------------------------------------- */
-
-typedef struct {
-  int n, k;            /* k = 0: no preconditioner */
-  const double *noise;
-  double *S;           /* D^-1 L, n x k */
-  double *M;           /* Cholesky factor of I_k + L' D^-1 L */
-  double *T;           /* k x nrhs workspace */
-} woodbury;
-
-/* Builds the preconditioner of rank opt->rank (none for 0) into w, which
- * holds n and the noise, with its memory in the solver's workspace ws (its
- * size is known only once the factor's rank is).  Returns SOLVER_MAX_ITER,
- * the status a solve starts from, when it is ready, or the status that
- * ends the solve. */
-static solver_status woodbury_init(woodbury *w, workspace *ws,
-                                   const kernel_op *K, const cg_options *opt,
-                                   int nrhs, solver_callback callback,
-                                   void *ctx)
-{
-  const int n = w->n;
-  const double *noise = w->noise;
-  if (opt->rank <= 0) return SOLVER_MAX_ITER;
-
-  const int max_rank = min_int(opt->rank, n);
-  int rank = 0, info = 0, *pivots;
-  double *L, *trace;
-  workspace factor; /* needed only while the preconditioner is built */
-  workspace_init(&factor);
-  WORKSPACE_ADD(&factor, L, (size_t)n * max_rank, 0);
-  WORKSPACE_ADD(&factor, trace, max_rank, 0);
-  WORKSPACE_ADD(&factor, pivots, max_rank, 0);
-  solver_status status = SOLVER_NO_MEMORY;
-  if (workspace_alloc(&factor)) goto done;
-  status = pivchol(K, opt->jitter, max_rank, CG_PIVCHOL_RTOL, opt->nthreads,
-                   L, pivots, trace, &rank, callback, ctx);
-  if (status == SOLVER_STOPPED || status == SOLVER_NO_MEMORY) goto done;
-
-  /* L's first `rank` columns are the factor. */
-  w->k = rank;
-  WORKSPACE_ADD(ws, w->S, (size_t)n * rank, 0);
-  WORKSPACE_ADD(ws, w->M, (size_t)rank * rank, 0);
-  WORKSPACE_ADD(ws, w->T, (size_t)rank * nrhs, 0);
-  if (workspace_alloc(ws)) {
-    status = SOLVER_NO_MEMORY;
-    goto done;
-  }
-  for (int a = 0; a < rank; a++)
-    for (int i = 0; i < n; i++)
-      w->S[i + (size_t)a * n] = L[i + (size_t)a * n] / noise[i];
-  cross_products(L, rank, w->S, rank, n, w->M, opt->nthreads);
-  for (int a = 0; a < rank; a++) w->M[a + (size_t)a * rank] += 1.0;
-  dpotrf_("L", &rank, w->M, &rank, &info, 1);
-  /* I + L' D^-1 L is positive definite whenever the noise is positive:
-   * failure means the system is not. */
-  status = info == 0 ? SOLVER_MAX_ITER : SOLVER_DIVERGED;
-
-done:
-  workspace_free(&factor);
-  return status;
-}
-
-/* Z = P^-1 R for ncol columns: D^-1 R - S (I + L' S)^-1 S' R, or Z = R
- * without a preconditioner (plain CG). */
-static void woodbury_apply(const woodbury *w, const double *R, int ncol,
-                           double *Z, int nthreads)
-{
-  const int n = w->n, k = w->k;
-  if (k == 0) {
-    memcpy(Z, R, sizeof(double) * (size_t)n * ncol);
-    return;
-  }
-  for (int c = 0; c < ncol; c++)
-    for (int i = 0; i < n; i++)
-      Z[i + (size_t)c * n] = R[i + (size_t)c * n] / w->noise[i];
-  int info = 0;
-  cross_products(w->S, k, R, ncol, n, w->T, nthreads);
-  dpotrs_("L", &k, &ncol, w->M, &k, w->T, &k, &info, 1);
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
-      if ((double)n * k * ncol > PARALLEL_MIN_WORK)
-  for (int i0 = 0; i0 < n; i0 += CG_CHUNK) {
-    const int i1 = i0 + CG_CHUNK < n ? i0 + CG_CHUNK : n;
-    for (int c = 0; c < ncol; c++) {
-      double *z = Z + (size_t)c * n;
-      for (int a = 0; a < k; a++) {
-        const double *s = w->S + (size_t)a * n;
-        const double t = w->T[a + (size_t)c * k];
-        for (int i = i0; i < i1; i++) z[i] -= s[i] * t;
-      }
-    }
-  }
-}
-
-/* ---- The iteration ---------------------------------------------------- */
 
 /* Q = (K + diag(noise)) P for ncol columns, in slabs of rows with the
  * callback polled between them.  Returns non-zero if it asked to stop. */
@@ -185,15 +64,15 @@ static void retire_converged(cg_slots *st, const double *res, double tol,
 
 /* z = P^-1 r for the running columns, then p = z + (r'z / r'z_old) p
  * (p = z when `first`).  Returns 0 if some r'z is not positive and finite. */
-static int new_directions(cg_slots *st, const woodbury *w, double *Z,
+static int new_directions(cg_slots *st, const nystrom *w, double *Z,
                           int first, int nthreads)
 {
   const int n = st->n;
-  woodbury_apply(w, st->R, st->nact, Z, nthreads);
+  nystrom_apply(w, st->R, st->nact, Z, nthreads);
   for (int s = 0; s < st->nact; s++) {
     const double *z = Z + (size_t)s * n;
     double *p = st->P + (size_t)s * n;
-    const double rz = dot(st->R + (size_t)s * n, z, n);
+    const double rz = solver_dot(st->R + (size_t)s * n, z, n);
     if (!(rz > 0) || !isfinite(rz)) return 0;
     if (first) {
       memcpy(p, z, sizeof(double) * (size_t)n);
@@ -214,7 +93,7 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   const int n = K->x2->n;
   const size_t len = (size_t)n * nrhs;
   solver_status status = SOLVER_NO_MEMORY;
-  woodbury w = {n, 0, noise, NULL, NULL, NULL};
+  nystrom w = {n, 0, noise, NULL, NULL, NULL, NULL, NULL};
   /* No column is running until the slots are filled. */
   cg_slots st = {n, 0, NULL, NULL, NULL, NULL, NULL};
   double *Z, *Q, *bnorm, *res;
@@ -234,7 +113,8 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   WORKSPACE_ADD(&ws, res, nrhs, 0);
   WORKSPACE_ADD(&ws, rows, n, 0);
   if (workspace_alloc(&ws)) goto done;
-  status = woodbury_init(&w, &ws, K, opt, nrhs, callback, ctx);
+  status = nystrom_init(&w, &ws, K, opt->rank, opt->jitter, CG_PIVCHOL_RTOL,
+                        nrhs, opt->nthreads, callback, ctx);
   if (status != SOLVER_MAX_ITER) goto done;
 
   for (int i = 0; i < n; i++) rows[i] = i;
@@ -242,7 +122,7 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   st.nact = nrhs;
   for (int c = 0; c < nrhs; c++) {
     /* Summed like every other dot product of CG. */
-    const double ss = dot(rhs + (size_t)c * n, rhs + (size_t)c * n, n);
+    const double ss = solver_dot(rhs + (size_t)c * n, rhs + (size_t)c * n, n);
     bnorm[c] = solver_rhs_norm(ss);
     /* 0 for a zero right-hand side: alpha = 0 solves it. */
     res[c] = sqrt(ss) / bnorm[c];
@@ -265,7 +145,7 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
     for (int s = 0; s < st.nact && status != SOLVER_DIVERGED; s++) {
       double *x = st.X + (size_t)s * n, *r = st.R + (size_t)s * n;
       const double *p = st.P + (size_t)s * n, *q = Q + (size_t)s * n;
-      const double pq = dot(p, q, n);
+      const double pq = solver_dot(p, q, n);
       /* Breakdown: A is not positive definite in this direction. */
       if (!(pq > 0) || !isfinite(pq)) {
         status = SOLVER_DIVERGED;
@@ -277,7 +157,7 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
         r[i] -= a * q[i];
       }
       const int c = st.col[s];
-      res[c] = sqrt(dot(r, r, n)) / bnorm[c];
+      res[c] = sqrt(solver_dot(r, r, n)) / bnorm[c];
       if (!isfinite(res[c])) status = SOLVER_DIVERGED;
     }
     if (status == SOLVER_DIVERGED) break;

@@ -9,10 +9,7 @@
  * is <= tolerance; the others continue until max_iterations.
  *
  * The preconditioner is P = diag(noise) + L L', with L the rank-k pivoted
- * Cholesky factor of K + jitter I (pivchol.h), applied by Woodbury:
- *   P^-1 v = D^-1 v - D^-1 L (I_k + L' D^-1 L)^-1 L' D^-1 v,
- * the k x k system factored once.  P is positive definite for any L
- * whenever the noise is. */
+ * Cholesky factor of K + jitter I, applied by Woodbury (nystrom.h). */
 #ifndef SDDGP_CG_H
 #define SDDGP_CG_H
 

@@ -1,6 +1,7 @@
 #include <string.h>
 #include "glue.h"
 #include "cabcd.h"
+#include "nystrom.h"
 #include "recombination.h"
 #include "rng.h"
 #include "sdd.h"
@@ -19,6 +20,9 @@ const glue_code glue_estimators[] = {
     {NULL, 0}};
 const glue_code glue_batch_samplings[] = {
     {"uniform", SDD_BATCH_UNIFORM}, {"permutation", SDD_BATCH_PERMUTATION}, {NULL, 0}};
+/* The warm starts of SDD: sdd_control()'s `warm_start`. */
+const glue_code glue_warm_starts[] = {
+    {"nystrom", NYSTROM_FULL}, {"inducing", NYSTROM_INDUCING}, {NULL, 0}};
 const glue_code glue_precisions[] = {{"double", 0}, {"single", 1}, {NULL, 0}};
 /* The streams of the draws that R asks for (C_rng_normal). */
 const glue_code glue_rng_streams[] = {
@@ -69,11 +73,12 @@ SEXP C_glue_codes(void)
 {
   const char *names[] = {"estimator", "batch_sampling", "precision", "rng_stream",
                          "algorithm", "selection", "recombination_method",
-                         "status", ""};
+                         "warm_start", "status", ""};
   const glue_code *tables[] = {glue_estimators, glue_batch_samplings,
                                glue_precisions, glue_rng_streams,
                                glue_cabcd_algorithms, glue_cabcd_selections,
-                               glue_recombination_methods, glue_statuses};
+                               glue_recombination_methods, glue_warm_starts,
+                               glue_statuses};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   for (int i = 0; i < (int)(sizeof tables / sizeof tables[0]); i++)
     SET_VECTOR_ELT(out, i, glue_code_vector(tables[i]));

@@ -64,7 +64,8 @@ int glue_choice(SEXP value, const glue_code *table, const char *what);
  * reports src/kernel.c's table.) */
 extern const glue_code glue_estimators[], glue_batch_samplings[],
     glue_precisions[], glue_rng_streams[], glue_cabcd_algorithms[],
-    glue_cabcd_selections[], glue_recombination_methods[], glue_statuses[];
+    glue_cabcd_selections[], glue_recombination_methods[], glue_warm_starts[],
+    glue_statuses[];
 
 /* TRUE when the user has pressed Ctrl-C; never longjmps, so the caller can
  * free its memory and return normally. */

@@ -14,6 +14,7 @@ SEXP C_rng_normal(SEXP, SEXP, SEXP);
 SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_chol_timing(SEXP, SEXP, SEXP, SEXP);
 SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_nystrom_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_cg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -38,6 +39,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_chol_solve, 5),
   CALLDEF(C_chol_timing, 4),
   CALLDEF(C_sdd_solve, 6),
+  CALLDEF(C_nystrom_solve, 7),
   CALLDEF(C_cg_solve, 6),
   CALLDEF(C_pivchol, 8),
   CALLDEF(C_dsg_solve, 6),

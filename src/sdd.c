@@ -7,8 +7,8 @@
 #include "threads.h"
 #include "workspace.h"
 
-/* A probed residual this far above its starting value of 1 (alpha = 0)
- * means the iteration is unstable: the step size is too large. */
+/* A probed residual this far above 1, that of alpha = 0, means the
+ * iteration is unstable: the step size is too large. */
 #define SDD_DIVERGENCE_RESIDUAL 1e3
 /* sdd_stalled() judges no run before this step (the geometric average
  * trails the iterate by 1 / rate steps, 100 with the default rate), and
@@ -352,7 +352,12 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
     status = SOLVER_NO_MEMORY;
     goto done;
   }
-  memset(alpha_bar, 0, sizeof(double) * len);
+  if (opt->alpha0) {
+    memcpy(w.alpha, opt->alpha0, sizeof(double) * len);
+    memcpy(alpha_bar, opt->alpha0, sizeof(double) * len);
+  } else {
+    memset(alpha_bar, 0, sizeof(double) * len);
+  }
   solver_rhs_norms(rhs, n, nrhs, NULL, n, rhs_norm);
   /* Probed residuals are the measures; the iterate (not only its average)
    * must stay finite. */

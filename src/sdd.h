@@ -19,7 +19,8 @@
  *   m <- g + rho m,   a <- a - lr (g + rho m),
  * and an average abar of the iterates (geometric, abar <- r a + (1 - r) abar,
  * or arithmetic from a given iteration on), whose final value is the
- * solution.  All right-hand sides share each step's kernel rows and
+ * solution.  a and abar start at zero or at a given warm start (for
+ * example nystrom_solve()'s approximate solution).  All right-hand sides share each step's kernel rows and
  * features, which is what makes posterior samples cheap. */
 #ifndef SDDGP_SDD_H
 #define SDDGP_SDD_H
@@ -77,6 +78,8 @@ typedef struct {
   const double *step_size; /* one per right-hand side: the paper's beta n */
   const double *clip;      /* NULL, or per right-hand side the largest L2
                               norm of a dense estimator's g (0: no clipping) */
+  const double *alpha0;    /* initial iterate of alpha and abar (n x nrhs),
+                              or NULL for zero; the momentum starts at 0 */
   double momentum;
   double averaging_rate;   /* r of the geometric average */
   int averaging_start;     /* > 0: abar is instead the arithmetic mean of the

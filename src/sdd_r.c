@@ -2,6 +2,7 @@
  * solver runs the same loop). */
 #include <string.h>
 #include "glue.h"
+#include "nystrom.h"
 #include "sdd.h"
 
 /* The optional trace metrics: NULL, or list(at, reference, test_x, test_y)
@@ -57,9 +58,11 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   GLUE_SET_INT(opt, settings, features);
   if (opt.features < 1) Rf_error("internal error: features must be >= 1");
   SEXP rhs_reg = glue_list_get(settings, "rhs_reg"), clip = glue_list_get(settings, "clip");
+  SEXP alpha0 = glue_list_get(settings, "alpha0");
   if (!Rf_isNull(rhs_reg)) opt.rhs_reg = glue_doubles(rhs_reg, XLENGTH(rhs), "rhs_reg");
   opt.step_size = glue_doubles(glue_list_get(settings, "step_size"), b.d, "step_size");
   if (!Rf_isNull(clip)) opt.clip = glue_doubles(clip, b.d, "clip");
+  if (!Rf_isNull(alpha0)) opt.alpha0 = glue_doubles(alpha0, XLENGTH(rhs), "alpha0");
   GLUE_SET_REAL(opt, settings, momentum);
   GLUE_SET_REAL(opt, settings, averaging_rate);
   GLUE_SET_INT(opt, settings, averaging_start);
@@ -88,4 +91,34 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
 
   return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, settings,
                            opt.nthreads, &tr);
+}
+
+/* SDD's warm start: nystrom_solve() of the form `form` (a string of
+ * glue_warm_starts) for the right-hand sides rhs with the rank-`rank`
+ * factor, on the kernel evaluated on the fly (only `rank` columns of it
+ * are needed).  Returns list(alpha, status), status a solver_status code. */
+SEXP C_nystrom_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rank,
+                     SEXP form, SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  points p = glue_points(x, "x");
+  const points b = glue_points(rhs, "rhs");
+  if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
+  const nystrom_form f = glue_choice(form, glue_warm_starts, "warm_start");
+  const int nthreads = glue_threads(threads);
+  kernel_op K = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
+  glue_op_norms(&K);
+  glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
+  glue_trace_init(&tr, 0, 0, 1);
+  SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, p.n, b.d));
+  const solver_status status =
+      nystrom_solve(&K, glue_doubles(noise, p.n, "noise"), b.x, b.d,
+                    Rf_asInteger(rank), f, nthreads, REAL(alpha),
+                    glue_trace_record, &tr);
+  const char *names[] = {"alpha", "status", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, alpha);
+  SET_VECTOR_ELT(out, 1, Rf_ScalarInteger((int)status));
+  UNPROTECT(2);
+  return out;
 }

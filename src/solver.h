@@ -27,6 +27,16 @@ typedef int (*solver_callback)(void *ctx, int iteration, const double *residuals
 
 static inline int min_int(int a, int b) { return a < b ? a : b; }
 
+/* a'b over n elements.  The lanes of the reduction are fixed at compile
+ * time: the sum does not depend on the thread count. */
+static inline double solver_dot(const double *a, const double *b, int n)
+{
+  double s = 0.0;
+  #pragma omp simd reduction(+ : s)
+  for (int i = 0; i < n; i++) s += a[i] * b[i];
+  return s;
+}
+
 /* Non-zero when the callback (NULL: none) asks to stop: how long
  * computations between a solver's steps answer Ctrl-C. */
 static inline int solver_poll(solver_callback callback, void *ctx, int iteration)

@@ -99,7 +99,8 @@ control_for <- function(cfg, iterations, reference, data) {
               # Arithmetic (tail) averaging of the second half of the run.
               averaging_start = if (cfg$averaging == "arithmetic") cfg$iterations %/% 2L,
               objective = cfg$objective, estimator = cfg$estimator,
-              check_every = cfg$check_every,
+              # The paper's algorithm starts at 0.
+              warm_start = "none", check_every = cfg$check_every,
               trace_at = at,
               reference = reference, test_x = data$x_test, test_y = data$y_test)
 }

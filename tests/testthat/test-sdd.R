@@ -19,6 +19,8 @@ test_that("sdd_control() has the paper's defaults", {
   expect_identical(ctl$check_every, 100L)
   expect_identical(ctl$probe_size, 256L)
   expect_equal(ctl$step_fraction, 0.8)
+  expect_equal(ctl$warm_start, "inducing")
+  expect_identical(ctl$warm_start_rank, 100L)
   expect_identical(ctl$features, 2000L)
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
@@ -48,6 +50,8 @@ test_that("every sdd_control() argument is validated with a classed error", {
     check_every = list(0, 1.5, NA, -10),
     probe_size = list(0, 2.5, NA, 2e6),
     step_fraction = list(0, -0.5, 11, NA),
+    warm_start = list("cg", NA, 1, TRUE, c("none", "x")),
+    warm_start_rank = list(0, 2.5, NA, "100", 2e5, c(10, 20)),
     features = list(0, 10.5, NA, 2e6, "100"),
     cache = list("sometimes", NA, TRUE),
     cache_limit = list(-1, NA, "1e9", Inf),
@@ -67,11 +71,14 @@ test_that("every sdd_control() argument is validated with a classed error", {
                regexp = "`averaging` must be one of \"geometric\", \"none\"")
   expect_error(sdd_control(batch_sampling = "x"),
                regexp = "`batch_sampling` must be one of \"uniform\", \"permutation\"")
+  expect_error(sdd_control(warm_start = "x"),
+               regexp = "`warm_start` must be one of \"inducing\", \"nystrom\", \"none\"")
   expect_error(sdd_control(tolerance = 0, iterations = 2.5), regexp = "whole number")
   expect_error(sdd_control(momentum = 1), regexp = "`momentum` must lie in \\[0, 1\\)")
   # Boundaries that are allowed.
   expect_silent(sdd_control(momentum = 0, tolerance = 1, step_fraction = 1,
                             averaging_rate = 1, cache_limit = 0, iterations = 1,
+                            warm_start_rank = 1,
                             batch_size = 1, check_every = 1, probe_size = 1,
                             features = 1))
   # Unknown settings are not silently dropped.
@@ -410,4 +417,82 @@ test_that("a batch of all the data is the exact gradient for either sampling", {
   # Deterministic: the seed and the sampling scheme do not matter.
   expect_identical(fit_with("uniform", 1)$alpha, fit_with("uniform", 2)$alpha)
   expect_identical(fit_with("uniform", 1)$alpha, fit_with("permutation", 3)$alpha)
+})
+
+# The warm start of the systems (K + D) alpha = B, computed as solve_sdd()
+# does, for a test problem.
+warm <- function(problem, form, rank) {
+  sddgp:::warm_start(problem, sdd_control(warm_start = form, warm_start_rank = rank), 2L)
+}
+
+test_that("the warm starts are their formulas in base R, and exact at full rank", {
+  d <- make_data(80, 2, seed = 71)
+  ls <- c(0.3, 0.5)
+  ker <- matern(3/2, ls, 1.3)
+  noise <- withr::with_seed(72, stats::runif(80, 0.01, 0.05))
+  B <- cbind(d$y, withr::with_seed(73, stats::rnorm(80)))
+  problem <- test_problem(d$x, ker, noise, B)
+  K <- ref_kernel(d$x, d$x, "matern32", ls, 1.3)
+  A <- K + diag(noise)
+  for (rank in c(7L, 30L)) {
+    # The package's factor (its pivots are tested in test-cg.R).
+    pc <- sddgp:::pivoted_cholesky(problem$xs, ker, rank, 0, 0, FALSE, 2L)
+    L <- pc$L
+    m <- pc$pivots
+    # "nystrom": the solution of the approximate system (L L' + D) a = b.
+    expect_equal(warm(problem, "nystrom", rank), solve(tcrossprod(L) + diag(noise), B),
+                 tolerance = 1e-9)
+    # "inducing": the subset-of-regressors weights on the pivots m, which
+    # minimise ||b - K[, m] w||^2 in D^-1 plus w' K[m, m] w, scaled by the
+    # minimiser c of the residual ||b - c A a||.
+    w <- solve(crossprod(K[, m], K[, m] / noise) + K[m, m], crossprod(K[, m], B / noise))
+    a <- matrix(0, 80, 2)
+    a[m, ] <- w
+    Aa <- A %*% a
+    a <- sweep(a, 2, colSums(Aa * B) / colSums(Aa^2), "*")
+    got <- warm(problem, "inducing", rank)
+    expect_equal(got, a, tolerance = 1e-8)
+    expect_true(all(got[-m, ] == 0))
+    # So its residual is below that of 0.
+    expect_true(all(colSums((A %*% got - B)^2) < colSums(B^2)))
+  }
+  # At full rank both are the exact solution; a rank beyond n is capped.
+  exact <- solve(A, B)
+  expect_equal(warm(problem, "nystrom", 80), exact, tolerance = 1e-10)
+  expect_equal(warm(problem, "inducing", 500), exact, tolerance = 1e-9)
+  expect_null(warm(problem, "none", 10))
+})
+
+test_that("a warm-started fit converges to the exact solve, from its warm start", {
+  d <- make_data(300, 2, seed = 74)
+  ls <- c(0.3, 0.5)
+  ker <- matern(3/2, ls, 1)
+  exact <- solve(ref_kernel(d$x, d$x, "matern32", ls, 1) + diag(0.05, 300), d$y)
+  fit <- function(...) {
+    withr::with_seed(75, gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, standardize = FALSE,
+                                control = sdd_control(...), threads = 2L))
+  }
+  # The exact gradient with momentum (as in the precision test above).
+  for (form in c("inducing", "nystrom")) {
+    f <- fit(tolerance = 0, iterations = 5000, batch_size = 300, averaging = "none",
+             warm_start = form, warm_start_rank = 20)
+    expect_lt(max(abs(f$alpha - exact)) / max(abs(exact)), 1e-8)
+  }
+  # The iterate and its average both start at the warm start (the momentum
+  # at 0): from the exact solution (full rank), five steps averaged at rate
+  # 0.01 stay there; had the average started at 0, it would be 5% of it.
+  f <- fit(iterations = 5, averaging_rate = 0.01, warm_start_rank = 300)
+  expect_lt(max(abs(f$alpha - exact)) / max(abs(exact)), 1e-6)
+  # Its residual is far below that of a cold start after as many steps.
+  expect_warning(cold <- fit(iterations = 5, averaging_rate = 0.01, warm_start = "none"),
+                 class = "sddgp_warning_not_converged")
+  expect_lt(sddgp:::final_residual(f), 1e-6)
+  expect_gt(sddgp:::final_residual(cold), 0.5)
+})
+
+test_that("a warm start that fails is a divergence error", {
+  problem <- test_problem(matrix(seq_len(20) / 20), matern(3/2, 1, 1), 0.1, matrix(1, 20, 1))
+  # A negative noise variance makes I + L' D^-1 L indefinite.
+  problem$noise <- rep(-1e-3, 20)
+  expect_error(warm(problem, "inducing", 5), class = "sddgp_error_divergence")
 })

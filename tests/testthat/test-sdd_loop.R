@@ -12,15 +12,36 @@ settings <- function(control, n) {
 test_that("sdd_settings() holds exactly the fields of sdd_options and the operator's", {
   expect_named(settings(sdd_control(), 50), c(
     "iterations", "batch_size", "batch_sampling", "estimator", "features", "rhs_reg",
-    "step_size", "clip", "momentum", "averaging_rate", "averaging_start", "check_every",
-    "probe_size", "tolerance", "stop_stalled", "time_limit", "metrics", "seed", "use_cache",
-    "precision"))
+    "step_size", "clip", "alpha0", "momentum", "averaging_rate", "averaging_start",
+    "check_every", "probe_size", "tolerance", "stop_stalled", "time_limit", "metrics", "seed",
+    "use_cache", "precision"))
   # The default tolerance, from the noise: rhs 0 gives the cap.
   expect_equal(settings(sdd_control(), 50)$tolerance, 0.1)
   trial <- sdd_control()
   trial$stop_stalled <- TRUE  # as solve_automatic() sets it
   expect_identical(settings(trial, 50)$stop_stalled, 1L)
   expect_identical(settings(sdd_control(), 50)$stop_stalled, 0L)
+})
+
+test_that("no initial iterate and a zero one run the same loop, bit for bit", {
+  d <- make_data(200, 2, seed = 61)
+  problem <- test_problem(d$x, matern(3/2, c(0.3, 0.5), 1), 0.01,
+                          cbind(d$y, withr::with_seed(62, stats::rnorm(200))))
+  control <- sdd_control(iterations = 300, batch_size = 32)
+  run <- function(alpha0, threads = 2L) {
+    withr::with_seed(63, sddgp:::run_sdd_loop(problem, sddgp:::sdd_settings(
+      control, problem, "dual", "coordinates", 100, c(1, 1), alpha0 = alpha0), threads))
+  }
+  none <- run(NULL)
+  zero <- run(matrix(0, 200, 2))
+  expect_identical(zero$alpha, none$alpha)
+  expect_identical(zero$trace[names(zero$trace) != "seconds"],
+                   none$trace[names(none$trace) != "seconds"])
+  # A warm start moves the iterates, identically for any thread count.
+  start <- matrix(withr::with_seed(64, stats::rnorm(400, sd = 0.1)), 200, 2)
+  warm <- run(start)
+  expect_false(isTRUE(all.equal(warm$alpha, none$alpha)))
+  expect_identical(run(start, 1L)$alpha, warm$alpha)
 })
 
 test_that("sdd_settings() caps sizes and fills in data-dependent settings", {

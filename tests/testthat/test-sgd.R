@@ -61,7 +61,8 @@ test_that("full-batch dual and primal descent follow their recursions step by st
   run <- function(..., iterations = 6) {
     withr::local_seed(1)
     sddgp:::run_solver("sdd", g$problem, sdd_control(tolerance = 0, iterations = iterations, step_size = 20,
-                                                     step_size_samples = 15, ...),
+                                                     step_size_samples = 15,
+                                                     warm_start = "none", ...),
                        threads = 1)$alpha
   }
   # A batch of at least n is the exact gradient, whatever the sampling:
@@ -83,7 +84,7 @@ test_that("full-batch dual and primal descent follow their recursions step by st
   withr::local_seed(1)
   pr <- sddgp:::run_solver("sdd", g$problem, sdd_control(
     tolerance = 0, iterations = 6, objective = "primal", batch_size = 60, step_size = 5,
-    step_size_samples = 3.75, averaging_rate = 0.3), threads = 1)
+    step_size_samples = 3.75, averaging_rate = 0.3, warm_start = "none"), threads = 1)
   expect_equal(pr$alpha, ref_geometric(it_primal, 0.3), tolerance = 1e-12)
   # Momentum 0 is plain gradient descent.
   it0 <- ref_iterates(dual, 0 * g$rhs, 4, lr, 0)
@@ -130,7 +131,7 @@ test_that("one step of each stochastic estimator is the documented formula", {
     withr::local_seed(3)
     sddgp:::run_solver("sdd", g$problem, sdd_control(
       tolerance = 0, iterations = 2, momentum = 0, averaging = "none", batch_size = B,
-      step_size = lr, ...), threads = 1)$alpha
+      step_size = lr, warm_start = "none", ...), threads = 1)$alpha
   }
   # K alpha only subsampled: a2 = a1 - lr [(1/B) sum_I e_i K_i a1 +
   # (noise a1 - b) / n], so the batch part is c * (K a1) / B.
@@ -180,7 +181,8 @@ test_that("one step of each stochastic estimator is the documented formula", {
   # sdd_control(objective = "primal") runs the same estimator.
   sdd <- one("sdd", sdd_control(tolerance = 0, iterations = 1, momentum = 0, averaging = "none",
                                 batch_size = B, step_size = lr, step_size_samples = 1,
-                                objective = "primal", estimator_features = 100))
+                                objective = "primal", estimator_features = 100,
+                                warm_start = "none"))
   expect_equal(sdd[, 1], sgd[, 1], tolerance = 1e-12)
 })
 

@@ -179,6 +179,30 @@ test_that("a seed gives reproducible fresh draws and restores the random state",
   expect_false(exists(".Random.seed", envir = globalenv(), inherits = FALSE))
 })
 
+test_that("simulate() with a seed warm-starts the new sample systems as the fit did", {
+  d <- make_data(60, 2, seed = 58)
+  ker <- matern(3/2, post_ls, 1)
+  fit <- function(solver, control = NULL) {
+    withr::with_seed(59, gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, solver = solver,
+                                control = control, samples = 2, threads = 2L))
+  }
+  # From a full-rank warm start (the exact solutions) two short steps stay at
+  # the exact solutions: a seed gives the same prior draws and noise as the
+  # Cholesky fit's, so the same paths, which a cold start is far from.
+  control <- function(warm_start) {
+    sdd_control(iterations = 2, averaging_rate = 0.01, warm_start = warm_start,
+                warm_start_rank = 60)
+  }
+  exact <- as.matrix(simulate(fit("cholesky"), nsim = 3, seed = 8, newdata = post_points))
+  warm <- fit("sdd", control("inducing"))
+  s <- as.matrix(simulate(warm, nsim = 3, seed = 8, newdata = post_points))
+  expect_equal(s, exact, tolerance = 1e-5)
+  expect_identical(as.matrix(simulate(warm, nsim = 3, seed = 8, newdata = post_points)), s)
+  cold <- suppressWarnings(fit("sdd", control("none")))
+  expect_gt(max(abs(as.matrix(simulate(cold, nsim = 3, seed = 8, newdata = post_points)) -
+                      exact)), 0.1)
+})
+
 test_that("more samples than stored draws new ones from the global generator", {
   d <- make_data(40, 2, seed = 56)
   withr::local_seed(56)

@@ -95,6 +95,8 @@ test_that("every code table R shares with C is the one C reports", {
   expect_setequal(estimators, names(codes$estimator))
   expect_setequal(choices(sdd_control, "batch_sampling"), names(codes$batch_sampling))
   expect_setequal(choices(sdd_control, "precision"), names(codes$precision))
+  expect_setequal(setdiff(choices(sdd_control, "warm_start"), "none"),
+                  names(codes$warm_start))
   expect_setequal(choices(cabcd_control, "algorithm"), names(codes$algorithm))
   expect_setequal(choices(cabcd_control, "selection"), names(codes$selection))
   expect_setequal(c("weights", "noise"), names(codes$rng_stream))
@@ -159,12 +161,22 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
   expect_match(summary(fit)$not_converged, note, fixed = TRUE)
   expect_output(print(summary(fit)), note, fixed = TRUE)
 
-  # Stopped by the time limit after a step or so (averaging rate 1e-4).
+  # Stopped by the time limit after a step or so (averaging rate 1e-4),
+  # from zero.
   expect_warning(
     fit_t <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
-                    control = sdd_control(tolerance = 0, iterations = 1e6, time_limit = 1e-9, cache = "never"),
+                    control = sdd_control(tolerance = 0, iterations = 1e6, time_limit = 1e-9, cache = "never",
+                                          warm_start = "none"),
                     threads = 1),
     class = "sddgp_warning_not_converged", regexp = "at its time limit of 1e-09 s after")
+  # From the default warm start the same stop is not far from converged
+  # (without a tolerance, no warning).
+  fit_w <- expect_silent(gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
+                                control = sdd_control(tolerance = 0, iterations = 1e6,
+                                                      time_limit = 1e-9, cache = "never"),
+                                threads = 1))
+  expect_equal(fit_w$status, "time limit")
+  expect_lt(sddgp:::final_residual(fit_w), 0.5)
   expect_equal(fit_t$status, "time limit")
 
   # CG: white-noise targets, a long length scale, one unpreconditioned step.

@@ -1,13 +1,15 @@
 /* Driver checks of the pivoted Cholesky factor (src/pivchol.c) against a
- * naive dense version, and of conjugate gradients (src/cg.c) against the
- * exact Cholesky solve. */
+ * naive dense version, of conjugate gradients (src/cg.c) and of SDD's warm
+ * starts (src/nystrom.c) against the exact Cholesky solve. */
 #include <math.h>
 #include <string.h>
 
 #include "driver.h"
 #include "../../src/cg.h"
 #include "../../src/chol.h"
+#include "../../src/nystrom.h"
 #include "../../src/pivchol.h"
+#include "../../src/sdd.h"
 
 /* Greedy pivoted Cholesky of the dense n x n matrix A (column-major) to rank
  * k, by the textbook recursion on the whole Schur complement S: pivot on
@@ -294,6 +296,47 @@ static void test_cg_solve(void)
           "callback stop: status %d after %d iterations", (int)st, done);
   }
 
+  /* SDD's warm starts at full rank are the exact solution (0 for the zero
+   * right-hand side), and SDD started there stays there. */
+  {
+    const nystrom_form forms[2] = {NYSTROM_FULL, NYSTROM_INDUCING};
+    for (int f = 0; f < 2; f++) {
+      cg_cb cb = CG_CB(nrhs, 0);
+      solver_status st = nystrom_solve(&fly, noise, rhs, nrhs, n, forms[f], 2, al2,
+                                       cg_callback, &cb);
+      CHECK(st == SOLVER_MAX_ITER && cb.polls > 0 && cb.reports == 0,
+            "nystrom_solve form %d: status %d, %d polls", (int)forms[f], (int)st, cb.polls);
+      for (int c = 0; c < 3; c++) {
+        const double err = max_rel_diff(al2 + (size_t)c * n, star + (size_t)c * n, n);
+        CHECK(err < 1e-8, "nystrom_solve form %d, full rank, rhs %d: error %g",
+              (int)forms[f], c, err);
+      }
+      int zero = 1;
+      for (int i = 0; i < n; i++) if (al2[i + (size_t)3 * n] != 0.0) zero = 0;
+      CHECK(zero, "nystrom_solve form %d: a zero right-hand side gives 0", (int)forms[f]);
+    }
+    const double steps[4] = {0.5, 0.5, 0.5, 0.5};
+    sdd_options so;
+    memset(&so, 0, sizeof so);
+    so.iterations = 20;
+    so.batch_size = 16;
+    so.batch_sampling = SDD_BATCH_UNIFORM;
+    so.step_size = steps;
+    so.momentum = 0.9;
+    so.averaging_rate = 0.01;
+    so.check_every = 10;
+    so.probe_size = 20;
+    so.seed = 7u;
+    so.nthreads = 2;
+    so.alpha0 = al2;
+    int done = -1;
+    solver_status st = sdd_solve(&fly, noise, rhs, nrhs, &so, al3, &done, NULL, NULL);
+    const double err = max_rel_diff(al3, star, (size_t)n * nrhs);
+    CHECK(st == SOLVER_MAX_ITER && done == 20 && err < 1e-8,
+          "sdd_solve from the exact solution: status %d, %d steps, error %g", (int)st,
+          done, err);
+  }
+
   free(x); free(K); free(Kc); free(rhs); free(noise); free(star); free(a);
   free(al1); free(al2); free(al3);
 }
@@ -328,7 +371,7 @@ void test_cg(void)
 {
   section("(g) pivoted Cholesky");
   test_pivchol();
-  section("(h) cg_solve");
+  section("(h) cg_solve and SDD's warm starts");
   test_cg_solve();
   /* Thousands of points: too slow under valgrind, which runs the same code
    * on the smaller problems above. */

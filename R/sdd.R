@@ -42,7 +42,7 @@
 #'
 #'   A run that ends at `iterations` or `time_limit` before reaching its
 #'   tolerance warns with class `sddgp_warning_not_converged` (fields
-#'   `residual`, `threshold`, `status`), and [print()][print.sddgp()] and
+#'   `residual`, `threshold`, `status`), and `print()` and
 #'   [summary()][summary.sddgp()] say so. With `tolerance = 0` (a fixed
 #'   number of steps, as in the paper's experiments) it warns only when the
 #'   posterior mean's residual ends above 0.5, far from converged.

@@ -23,12 +23,14 @@ operation_seconds <- list(
   kernel_value = 2.1e-9, kernel_value_per_dim = 6.5e-11,
   cached_value = 8.6e-10)
 
+# The BLAS and LAPACK libraries R runs on, as it reports them.
+blas_libraries <- function() paste(extSoftVersion()[["BLAS"]], La_library())
+
 # Whether R's BLAS is an optimised one (OpenBLAS, MKL, BLIS, ATLAS,
 # Accelerate, or one chosen through FlexiBLAS) rather than the reference
 # BLAS, from the library R reports.
 blas_kind <- function() {
-  lib <- paste(extSoftVersion()[["BLAS"]], La_library())
-  if (grepl("openblas|mkl|blis|atlas|accelerate|veclib|flexiblas", lib,
+  if (grepl("openblas|mkl|blis|atlas|accelerate|veclib|flexiblas", blas_libraries(),
             ignore.case = TRUE)) "optimised" else "reference"
 }
 

@@ -154,7 +154,7 @@ exact_timings <- new.env(parent = emptyenv())
 # stream is left alone.
 exact_calibration <- function(threads) {
   threads <- sddgp_threads(threads)
-  key <- paste(threads, extSoftVersion()[["BLAS"]], La_library(), sep = "\r")
+  key <- paste(threads, blas_libraries(), sep = "\r")
   if (!is.null(cal <- exact_timings[[key]])) return(cal)
   kernel <- matern(3/2, lengthscale = rep(1, exact_timing_d), variance = 1)
   steps <- sqrt(c(2, 3, 5, 7, 11, 13, 17, 19))

@@ -87,8 +87,9 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000,
 
 # The fields of cg_options (src/cg.h) that R sets, and of the kernel
 # operator, for n data and the relative residual `tolerance`.
-cg_settings <- function(control, n, tolerance = control$tolerance) {
+cg_settings <- function(control, n, tolerance = control$tolerance, alpha0 = NULL) {
   c(list(tolerance = tolerance, max_iterations = control$max_iterations,
+         alpha0 = alpha0,
          # 0: no preconditioner
          rank = if (control$preconditioner == "none") 0L else
            min(control$rank, as.integer(n)),
@@ -99,7 +100,8 @@ cg_settings <- function(control, n, tolerance = control$tolerance) {
 # CG needs no state: new samples are solved exactly as at fit time.
 solve_cg <- function(problem, control, threads, state) {
   settings <- cg_settings(control, nrow(problem$x),
-                          solve_tolerance(control$tolerance, problem))
+                          solve_tolerance(control$tolerance, problem),
+                          problem$alpha0)
   res <- .Call(C_cg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   status <- raise_status(decode_status(res), "cg", res$iterations, paste(

@@ -169,11 +169,13 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   ys <- standardize_targets(y, scaling)
 
   estimated <- NULL
+  start <- NULL
   if (!kernel_is_complete(kernel) || is.null(noise)) {
     estimated <- estimate_hyperparameters(xs, ys, kernel, noise, estimation, threads,
                                           weights)
     kernel <- estimated$kernel
     noise <- estimated$noise
+    start <- estimated$solution
     estimated <- estimated$estimation
   }
 
@@ -181,7 +183,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   fit <- new_sddgp(xs, ys, scaling, kernel, noise, weights, chosen$solver,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
-  fit <- fit_posterior(fit, samples, threads)
+  fit <- fit_posterior(fit, samples, threads, start)
   fit$call <- call
   warn_if_not_converged(fit)
   fit
@@ -242,11 +244,21 @@ new_sddgp <- function(xs, ys, scaling, kernel, noise, weights, solver, control,
 
 # Solve for the posterior mean and `samples` pathwise samples together,
 # with the fit's solver or, when it has none, the one solve_automatic()
-# chooses.
-fit_posterior <- function(fit, samples, threads) {
+# chooses.  `start` is NULL, or the last solve of estimation on all the
+# data (estimate_iterative()'s solution), at these hyperparameters: the
+# solve starts from it, and its probes are the samples when there are
+# enough of them.
+fit_posterior <- function(fit, samples, threads, start = NULL) {
   features <- (fit$control %||% sdd_control())$features
-  prior <- if (samples > 0) draw_prior(fit$kernel, fit$d, features, samples)
-  problem <- new_problem(fit$x, fit$y, fit$kernel, observation_noise(fit), prior, threads)
+  reuse <- !is.null(start) && samples <= ncol(start$alpha) - 1L
+  prior <- if (samples > 0) {
+    if (reuse) prior_columns(start$prior, seq_len(samples)) else
+      draw_prior(fit$kernel, fit$d, features, samples)
+  }
+  problem <- new_problem(fit$x, fit$y, fit$kernel, observation_noise(fit), prior, threads,
+                         if (reuse && samples > 0)
+                           start$noise_base[, seq_len(samples), drop = FALSE])
+  if (reuse) problem$alpha0 <- start$alpha[, seq_len(samples + 1L), drop = FALSE]
   # Test data of trace metrics (sdd_control()) are standardised like the fit.
   problem$scaling <- fit$scaling
   if (is.null(fit$solver)) {

@@ -1,9 +1,11 @@
 #' Settings of hyperparameter estimation
 #'
 #' Kernel hyperparameters and a noise variance left `NULL` in [gp_sdd()] are
-#' estimated by maximising the exact Gaussian process log marginal likelihood
-#' of a random subset of `subset_size` training points, with analytic
-#' gradients and L-BFGS-B ([stats::optim()]) on the log scale.
+#' estimated by maximising the Gaussian process log marginal likelihood:
+#' first the exact one of a random subset of `subset_size` training points,
+#' with analytic gradients and L-BFGS-B ([stats::optim()]) on the log scale;
+#' then, with `method = "iterative"`, that of all the points, from the
+#' subset's estimate (section "Estimation on all the data").
 #'
 #' An evaluation costs \eqn{O(m^3)} time and \eqn{O(m^2)} memory for `m`
 #' points: with R's reference BLAS, about 4 seconds on one thread (3 on two)
@@ -36,6 +38,41 @@
 #' maxima (typically a noisy smooth fit and a nearly interpolating one); the
 #' estimate is a local maximum.
 #'
+#' @section Estimation on all the data:
+#' With `method = "iterative"` the subset's estimate is the start of
+#' gradient ascent (Adam) on the log marginal likelihood of all n points,
+#' as in Lin, Padhy, Mlodozeniec, Antoran and Hernandez-Lobato (NeurIPS
+#' 2024, "Improving linear system solvers for hyperparameter optimisation in
+#' iterative Gaussian processes"). Every step solves
+#' \eqn{H [a, V] = [y, Z]}{H [a, V] = [y, Z]} with
+#' \eqn{H = K + \lambda I}{H = K + noise I} for the targets and the `probes`
+#' columns of Z, prior function draws plus noise (so Z has covariance H),
+#' by the inner solver of [iterative_control()] to a relative residual,
+#' started from the previous step's solutions; the gradient of the log
+#' marginal likelihood is then estimated by
+#' \eqn{a' \partial H a / 2 - \sum_q v_q' \partial H v_q / (2 s)}{a' dH a / 2 - sum_q v_q' dH v_q / (2 s)}
+#' (the pathwise estimator), all its d + 2 components in one pass over the
+#' pairs of points, O(n^2 (d + s)) operations and O(n (d + s)) memory. The
+#' probes' random numbers stay fixed, so the estimate is a smooth function
+#' of the hyperparameters; each probe's prior draw has random Fourier
+#' features of its own, which makes it unbiased (shared features bias it,
+#' the more so the smaller the noise). The ascent stops when the likelihood,
+#' estimated along the path from the gradients, stops rising (see
+#' [iterative_control()]); `fit$estimation$iterative` records the path, the
+#' gradients, the likelihood's estimated gain, and the inner iterations and
+#' seconds of every step, and `summary()` reports them. The last step's
+#' solutions are the fit's starting point and its probes the fit's first
+#' posterior samples (when `samples` is at most `probes`), so the samples
+#' cost no further prior draws and little further solving.
+#'
+#' `method = "auto"` (the default) estimates on all the data when there are
+#' more than `subset_size` and at most 50,000 points: the subset estimate
+#' is then all there is below, and a step's pass over the pairs too slow
+#' above (see `inst/benchmarks/estimation.R`). `"subset"` always stops at
+#' the subset's estimate, `"iterative"` always goes on.
+#'
+#' @param method `"auto"`, `"subset"` or `"iterative"`, see the section
+#'   "Estimation on all the data".
 #' @param subset_size Number of training points whose marginal likelihood is
 #'   maximised (all of them if there are fewer).
 #' @param pilot_size Number of points of the first stage; at least
@@ -54,6 +91,8 @@
 #'   system is so badly conditioned that iterative solvers (SDD above all)
 #'   converge very slowly; the default floor of \eqn{10^{-4}} is the one
 #'   GPyTorch uses. Give `noise` explicitly to go below it.
+#' @param iterative Settings of the estimation on all the data, made by
+#'   [iterative_control()].
 #' @return An object of class `sddgp_estimation_control`, a list of the
 #'   settings.
 #' @seealso [gp_sdd()], whose `estimation` argument takes these settings.
@@ -61,10 +100,19 @@
 #' estimation_control()
 #' # a faster, rougher estimate
 #' estimation_control(subset_size = 1000, polish_iterations = 2)
+#' # all the points, with more probes
+#' estimation_control(method = "iterative",
+#'                    iterative = iterative_control(probes = 32))
 #' @export
-estimation_control <- function(subset_size = 2000, pilot_size = 500,
+estimation_control <- function(method = c("auto", "subset", "iterative"),
+                               subset_size = 2000, pilot_size = 500,
                                max_iterations = 100, polish_iterations = 5,
-                               tolerance = 2.5e-6, min_noise = 1e-4) {
+                               tolerance = 2.5e-6, min_noise = 1e-4,
+                               iterative = iterative_control()) {
+  method <- choose_one(method, "method", c("auto", "subset", "iterative"))
+  if (!inherits(iterative, "sddgp_iterative_control")) {
+    abort_argument("iterative", "must be made by iterative_control()")
+  }
   check_number(subset_size, "subset_size", lower = 10, upper = 50000,
                integer = TRUE)
   check_number(pilot_size, "pilot_size", lower = 10, upper = 50000,
@@ -77,11 +125,12 @@ estimation_control <- function(subset_size = 2000, pilot_size = 500,
                upper_open = TRUE)
   check_number(min_noise, "min_noise", lower = 0, upper = 1, lower_open = TRUE,
                upper_open = TRUE)
-  structure(list(subset_size = as.integer(subset_size),
+  structure(list(method = method, subset_size = as.integer(subset_size),
                  pilot_size = as.integer(pilot_size),
                  max_iterations = as.integer(max_iterations),
                  polish_iterations = as.integer(polish_iterations),
-                 tolerance = tolerance, min_noise = min_noise),
+                 tolerance = tolerance, min_noise = min_noise,
+                 iterative = iterative),
             class = "sddgp_estimation_control")
 }
 
@@ -93,6 +142,8 @@ print.sddgp_estimation_control <- function(x, ...) {
   cat(sprintf("  L-BFGS-B: at most %d pilot and %d final iterations, tolerance %s\n",
               x$max_iterations, x$polish_iterations, format(x$tolerance)))
   cat(sprintf("  noise variance at least %s\n", format(x$min_noise)))
+  cat(sprintf("  method \"%s\"\n", x$method))
+  if (x$method != "subset") print(x$iterative)
   invisible(x)
 }
 
@@ -161,21 +212,46 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
 
   estimated <- c("lengthscale", "variance", "noise")[
     c(is.null(kernel$lengthscale), is.null(kernel$variance), is.null(noise))]
-  # Given values are kept as they are, not passed through exp(log()).
   theta <- space$start
   theta[free] <- par
+  subset_seconds <- proc.time()[["elapsed"]] - start_time
+  method <- estimation_method(control, n, length(free))
+  iterative <- NULL
+  if (method == "iterative") {
+    full <- parameter_space(x, y, kernel, noise, control$min_noise)
+    theta[free] <- pmin(pmax(theta[free], full$lower[free]), full$upper[free])
+    iterative <- estimate_iterative(x, y, kernel$family, full, theta,
+                                    control$iterative, threads, weights)
+    theta <- iterative$theta
+  }
+  # Given values are kept as they are, not passed through exp(log()).
   if (is.null(kernel$lengthscale)) kernel$lengthscale <- exp(theta[seq_len(d)])
   if (is.null(kernel$variance)) kernel$variance <- exp(theta[[d + 1L]])
   if (is.null(noise)) noise <- exp(theta[[d + 2L]])
   list(kernel = kernel,
        noise = noise,
-       estimation = list(subset_size = m,
+       estimation = list(method = method,
+                         subset_size = m,
                          log_marginal_likelihood = -m * value,
                          counts = counts,
                          convergence = convergence,
                          message = paste(messages, collapse = "; "),
+                         subset_seconds = subset_seconds,
+                         iterative = iterative$record,
                          seconds = proc.time()[["elapsed"]] - start_time,
-                         estimated = estimated))
+                         estimated = estimated),
+       solution = iterative$solution)
+}
+
+# Largest number of points at which estimation_control(method = "auto")
+# estimates on all the data (see ?estimation_control).
+iterative_max_n <- 50000
+
+# "subset" or "iterative", for n points with `nfree` free hyperparameters.
+estimation_method <- function(control, n, nfree) {
+  if (nfree == 0L || control$method == "subset") return("subset")
+  if (control$method == "iterative") return("iterative")
+  if (n > control$subset_size && n <= iterative_max_n) "iterative" else "subset"
 }
 
 # Subset sizes of the stages: the pilot, doublings of it that are well below

@@ -12,10 +12,7 @@ print.sddgp <- function(x, digits = 4, ...) {
               indent = 0, exdent = 4, initial = "  lengthscales: "),
       sep = "\n")
   cat(noise_label(x$noise, x$weights, digits), "\n", sep = "")
-  if (!is.null(x$estimation)) {
-    cat(sprintf("  estimated by marginal likelihood on %d points: %s\n",
-                x$estimation$subset_size, paste(x$estimation$estimated, collapse = ", ")))
-  }
+  if (!is.null(x$estimation)) cat(estimation_summary(x$estimation, x$n), sep = "\n")
   if (x$iterations > 0L) {
     # Why a run stopped, when it was not the iteration count.
     why <- if (x$status %in% c("tolerance", "time limit")) sprintf(" (%s)", x$status) else ""
@@ -92,10 +89,7 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
   print(x$kernel, digits = digits)
   cat(noise_label(x$noise, x$weights, digits), "\n", sep = "")
   if (!is.null(x$estimation)) {
-    cat(sprintf("  estimated (%s) on %d points: log marginal likelihood %s, %.1f s\n",
-                paste(x$estimation$estimated, collapse = ", "), x$estimation$subset_size,
-                format(x$estimation$log_marginal_likelihood, digits = digits),
-                x$estimation$seconds))
+    cat(estimation_summary(x$estimation, x$n, digits), sep = "\n")
   }
   cat("\nSolver:", solver_info(x$solver)$label, "\n")
   if (!is.null(x$step_size)) {

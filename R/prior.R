@@ -3,16 +3,48 @@
 # features and weights are stored in the fit, so prior draws can be replayed
 # at any new input.
 
-draw_prior <- function(kernel, d, features, samples) {
-  rff <- .Call(C_rff_draw, kernel_spec(kernel), as.integer(features), as.integer(d),
-               new_seed())
+# The draws share one set of features, or, with `independent`, each has a
+# set of its own (rows (s - 1) features + 1 .. s features of omega and
+# phase for draw s).  Shared features make every draw's covariance the
+# same approximation Phi Phi' of K; independent ones make it K on average
+# over the draws, which the trace estimate of hyperparameter estimation
+# needs: with shared features it is biased by
+# tr(H^-1 dH H^-1 (Phi Phi' - K)), which H^-1 magnifies when the noise is
+# small.
+draw_prior <- function(kernel, d, features, samples, independent = FALSE) {
+  sets <- if (independent) samples else 1L
+  rff <- .Call(C_rff_draw, kernel_spec(kernel), as.integer(features * sets),
+               as.integer(d), new_seed())
   weights <- matrix(.Call(C_rng_normal, new_seed(), "weights",
                           as.numeric(features) * samples), features, samples)
-  list(omega = rff[[1L]], phase = rff[[2L]], weights = weights)
+  list(omega = rff[[1L]], phase = rff[[2L]], weights = weights,
+       independent = independent)
 }
 
 # f0 at standardised inputs x: an nrow(x) x samples matrix.
 prior_values <- function(prior, kernel, x, threads) {
-  .Call(C_rff_matmul, prior$omega, prior$phase, kernel$variance,
-        scale_inputs(x, kernel), prior$weights, threads)
+  xs <- scale_inputs(x, kernel)
+  if (!isTRUE(prior$independent)) {
+    return(.Call(C_rff_matmul, prior$omega, prior$phase, kernel$variance, xs,
+                 prior$weights, threads))
+  }
+  features <- nrow(prior$weights)
+  matrix(vapply(seq_len(ncol(prior$weights)), function(s) {
+    rows <- (s - 1L) * features + seq_len(features)
+    .Call(C_rff_matmul, prior$omega[rows, , drop = FALSE], prior$phase[rows],
+          kernel$variance, xs, prior$weights[, s, drop = FALSE], threads)[, 1L]
+  }, numeric(nrow(x))), nrow(x))
 }
+
+# The prior draws `columns` of `prior`.
+prior_columns <- function(prior, columns) {
+  if (isTRUE(prior$independent)) {
+    features <- nrow(prior$weights)
+    rows <- as.vector(outer(seq_len(features), (columns - 1L) * features, "+"))
+    prior$omega <- prior$omega[rows, , drop = FALSE]
+    prior$phase <- prior$phase[rows]
+  }
+  prior$weights <- prior$weights[, columns, drop = FALSE]
+  prior
+}
+

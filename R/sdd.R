@@ -292,7 +292,7 @@ solve_sdd <- function(problem, control, threads, state) {
       samples = is.null(control$step_size_samples) && is.null(control$step_size) &&
         ncol(problem$rhs) > 1L)
   } else c(mean = FALSE, samples = FALSE)
-  alpha0 <- warm_start(problem, control, threads)
+  alpha0 <- problem$alpha0 %||% warm_start(problem, control, threads)
   backoffs <- 0L
   repeat {
     lr <- per_system(steps[["mean"]], steps[["samples"]], problem)

@@ -43,8 +43,7 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NUL
   if (is.null(seed) && nsim <= ncol(object$alpha_samples)) {
     keep <- seq_len(nsim)
     alpha_s <- object$alpha_samples[, keep, drop = FALSE]
-    prior <- object$prior
-    prior$weights <- prior$weights[, keep, drop = FALSE]
+    prior <- prior_columns(object$prior, keep)
   } else {
     if (!is.null(seed)) {
       check_number(seed, "seed", lower = -.Machine$integer.max,

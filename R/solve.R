@@ -55,7 +55,12 @@ solver_info <- function(name) {
 # observation, and the right-hand sides `rhs`: the targets y (unless NULL)
 # followed by one column f0_s(X) + zeta_s per prior draw of `prior`
 # (zeta_s ~ N(0, noise)), whose two parts are kept as `f0` and `zeta`.
-new_problem <- function(x, y, kernel, noise, prior, threads) {
+# The solvers that can start from a given iterate (SDD, CG) start from
+# `alpha0` (one column per right-hand side) when the caller sets it:
+# hyperparameter estimation starts every solve where the last one ended.
+# `zeta` is drawn from `noise_base` (standard normal, n x s) when given,
+# so that the probes of hyperparameter estimation change smoothly with it.
+new_problem <- function(x, y, kernel, noise, prior, threads, noise_base = NULL) {
   n <- nrow(x)
   p <- list(x = x, xs = scale_inputs(x, kernel), kernel = kernel,
             noise = rep_len(as.numeric(noise), n), y = y, prior = prior,
@@ -63,8 +68,8 @@ new_problem <- function(x, y, kernel, noise, prior, threads) {
   if (!is.null(prior)) {
     s <- ncol(prior$weights)
     p$f0 <- prior_values(prior, kernel, x, threads)
-    p$zeta <- sqrt(p$noise) *
-      matrix(.Call(C_rng_normal, new_seed(), "noise", as.numeric(n) * s), n, s)
+    p$zeta <- sqrt(p$noise) * (noise_base %||%
+      matrix(.Call(C_rng_normal, new_seed(), "noise", as.numeric(n) * s), n, s))
   }
   p$rhs <- cbind(y, p$f0 + p$zeta, deparse.level = 0)
   p

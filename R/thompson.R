@@ -247,8 +247,7 @@ thompson_candidates <- function(m, x, y, box, lengthscale) {
 # one column per sample, in the standardised units of the fit's targets
 # (which leave each sample's maximiser where it is).
 sample_paths <- function(fit, x, keep, threads) {
-  prior <- fit$prior
-  prior$weights <- prior$weights[, keep, drop = FALSE]
+  prior <- prior_columns(fit$prior, keep)
   post <- posterior_at(fit, standardize_inputs(x, fit$scaling), TRUE, threads,
                        alpha_samples = fit$alpha_samples[, keep, drop = FALSE],
                        prior = prior)

@@ -120,14 +120,25 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   for (int i = 0; i < n; i++) rows[i] = i;
   memcpy(st.R, rhs, sizeof(double) * len);
   st.nact = nrhs;
+  for (int c = 0; c < nrhs; c++) st.col[c] = c;
+  if (opt->alpha0) {
+    /* R = b - A alpha0, with Q as scratch. */
+    memcpy(st.X, opt->alpha0, sizeof(double) * len);
+    if (system_product(K, noise, rows, st.X, nrhs, Q, 0, opt->nthreads,
+                       callback, ctx)) {
+      status = SOLVER_STOPPED;
+      goto done;
+    }
+    for (size_t i = 0; i < len; i++) st.R[i] -= Q[i];
+  }
   for (int c = 0; c < nrhs; c++) {
     /* Summed like every other dot product of CG. */
     const double ss = solver_dot(rhs + (size_t)c * n, rhs + (size_t)c * n, n);
+    const double *r = st.R + (size_t)c * n;
     bnorm[c] = solver_rhs_norm(ss);
-    /* 0 for a zero right-hand side: alpha = 0 solves it. */
-    res[c] = sqrt(ss) / bnorm[c];
-    st.col[c] = c;
-    if (!isfinite(ss)) status = SOLVER_DIVERGED;
+    /* 0 for a zero right-hand side at alpha = 0, which solves it. */
+    res[c] = sqrt(solver_dot(r, r, n)) / bnorm[c];
+    if (!isfinite(ss) || !isfinite(res[c])) status = SOLVER_DIVERGED;
   }
   if (status == SOLVER_DIVERGED) goto done;
   retire_converged(&st, res, opt->tolerance, alpha);

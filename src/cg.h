@@ -4,7 +4,9 @@
  *
  * Every iteration forms one kernel product K P for all columns still
  * running, and each column then takes its own standard PCG step from
- * alpha = 0.  A column stops (and is frozen) once its relative residual
+ * alpha = 0, or from a given start alpha0 (a warm start: the previous
+ * solution when the system changes little, as in hyperparameter
+ * estimation).  A column stops (and is frozen) once its relative residual
  * ||b - A alpha|| / ||b|| (the recursively updated residual, as in SciPy)
  * is <= tolerance; the others continue until max_iterations.
  *
@@ -28,6 +30,8 @@ typedef struct {
   double jitter;      /* the factor approximates K + jitter I */
   int trace_every;    /* iterations between residual reports, >= 1 */
   int nthreads;
+  const double *alpha0; /* the start (n x nrhs), or NULL for zero; its
+                         * residual costs one more kernel product */
 } cg_options;
 
 /* alpha (n x nrhs, column-major) receives the iterates; *iterations_done is

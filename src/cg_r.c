@@ -32,6 +32,8 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   GLUE_SET_INT(opt, settings, rank);
   GLUE_SET_REAL(opt, settings, jitter);
   opt.nthreads = glue_threads(threads);
+  SEXP alpha0 = glue_list_get(settings, "alpha0");
+  opt.alpha0 = Rf_isNull(alpha0) ? NULL : glue_doubles(alpha0, XLENGTH(rhs), "alpha0");
   opt.trace_every =
       1 + (int)((double)opt.max_iterations * b.d / CG_TRACE_BUDGET);
 

@@ -5,27 +5,28 @@
 #include "threads.h"
 #include "workspace.h"
 
-/* With W = a a' - (K + noise I)^{-1}, every derivative of log p(y) is
- * tr(W dK)/2, and the dK are Hadamard products of kernel quantities, so the
- * traces are weighted sums over pairs (i, j).  This does column j of the
- * strict lower triangle (rows i > j), where the inverse's lower triangle in
- * kinv is contiguous:
+/* Both gradients are tr(W dH)/2 for a symmetric W (W = a a' - H^{-1} for
+ * the exact one, a a' - V V'/s for the pathwise one), and every dH is a
+ * Hadamard product of kernel quantities, so the traces are weighted sums
+ * over pairs (i, j).  A pair_weights fills w[t] = W_{i0 + t, j} for the
+ * rows i0 .. i0 + len - 1 of column j. */
+typedef void (*pair_weights)(const void *source, int j, int i0, int len,
+                             double *w);
+
+/* Column j of the strict lower triangle (rows i > j), given its weights w:
  *   out[c] = sum_i W_ij k'(r2_ij) (x_ic - x_jc)^2   for each column c < d,
  *   out[d] = sum_i W_ij k(r2_ij),
  * with k' = dk/d(r2).  One pass over the pairs gives all d + 1 sums, so no
  * derivative matrix is ever formed.  r2, w and gw are scratch of length m. */
-static void column_sums(const kernel *k, const points *x, const double *kinv,
-                        const double *a, int j, double *r2, double *w,
+static void column_sums(const kernel *k, const points *x, pair_weights weights,
+                        const void *source, int j, double *r2, double *w,
                         double *gw, double *out)
 {
   const int m = x->n, d = x->d, i0 = j + 1, len = m - i0;
-  const double *kinv_col = kinv + (size_t)j * m + i0;
   double s = 0.0;
   block_sq_dist(x, j, x, i0, len, r2);
-  for (int t = 0; t < len; t++) {
-    w[t] = a[j] * a[i0 + t] - kinv_col[t];
-    gw[t] = w[t] * kernel_dr2(k, r2[t]);
-  }
+  weights(source, j, i0, len, w);
+  for (int t = 0; t < len; t++) gw[t] = w[t] * kernel_dr2(k, r2[t]);
   for (int c = 0; c < d; c++) {
     const double xj = x->x[j + (size_t)c * m];
     const double *col = x->x + (size_t)c * m + i0;
@@ -41,22 +42,88 @@ static void column_sums(const kernel *k, const points *x, const double *kinv,
   out[d] = s;
 }
 
+/* Columns a chunk: between chunks the callback is polled, so Ctrl-C is
+ * answered within a fraction of a second at any m. */
+#define MLL_CHUNK 256
+
+/* grad (d + 2) = tr(W dH)/2 for H = K + noise W^{-1} (weights NULL: the
+ * identity), with w_diag[i] = W_ii.  sums is scratch of m (d + 1) doubles,
+ * scratch of 3 m nthreads. */
+static mll_status trace_gradient(const kernel *k, const points *x,
+                                 pair_weights weights, const void *source,
+                                 const double *w_diag, double noise,
+                                 const double *obs_weights, int nthreads,
+                                 solver_callback callback, void *ctx,
+                                 double *sums, double *scratch, double *grad)
+{
+  const int m = x->n, d = x->d;
+  const size_t stride = (size_t)d + 1;
+  double trace_w = 0.0, trace_noise = 0.0;
+  for (int j0 = 0; j0 < m; j0 += MLL_CHUNK) {
+    const int j1 = min_int(m, j0 + MLL_CHUNK);
+    if (solver_poll(callback, ctx, j0)) return MLL_STOPPED;
+    #pragma omp parallel num_threads(threads_team(nthreads))
+    {
+      double *r2 = scratch + 3 * (size_t)m * omp_get_thread_num();
+      /* Columns shrink with j, hence dynamic scheduling; each column is
+       * summed by one thread in a fixed order, so the schedule cannot
+       * change a bit. */
+      #pragma omp for schedule(dynamic, 8)
+      for (int j = j0; j < j1; j++)
+        column_sums(k, x, weights, source, j, r2, r2 + m, r2 + 2 * (size_t)m,
+                    sums + (size_t)j * stride);
+    }
+  }
+  /* Totals over columns added serially, in column order. */
+  for (size_t c = 0; c <= (size_t)d; c++) {
+    double s = 0.0;
+    for (int j = 0; j < m; j++) s += sums[(size_t)j * stride + c];
+    /* tr(W dK)/2 = (sum over i > j) + (diagonal)/2 by symmetry; the
+     * diagonal of dK/dlog(l_c) = -2 (x_ic - x_jc)^2 k' is zero. */
+    grad[c] = c < (size_t)d ? -2.0 * s : s;
+  }
+  /* Diagonal terms: dK/dlog(variance) has the kernel's variance on its
+   * diagonal, and d(noise_i)/dlog(noise) = noise_i = noise / w_i. */
+  for (int i = 0; i < m; i++) {
+    trace_w += w_diag[i];
+    trace_noise += obs_weights ? w_diag[i] / obs_weights[i] : w_diag[i];
+  }
+  grad[d] += 0.5 * kernel_value(k, 0.0) * trace_w;
+  grad[d + 1] = 0.5 * noise * trace_noise;
+  return MLL_OK;
+}
+
+/* W = a a' - H^{-1}, with the inverse's lower triangle in kinv, where
+ * column j's rows below the diagonal are contiguous. */
+typedef struct {
+  const double *a, *kinv;
+  int m;
+} exact_source;
+
+static void exact_weights(const void *source, int j, int i0, int len,
+                          double *w)
+{
+  const exact_source *e = source;
+  const double *kinv_col = e->kinv + (size_t)j * e->m + i0;
+  for (int t = 0; t < len; t++) w[t] = e->a[j] * e->a[i0 + t] - kinv_col[t];
+}
+
 mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
                         double noise, const double *weights, int nthreads,
                         solver_callback callback, void *ctx, double *value,
                         double *grad)
 {
   const int m = x->n, d = x->d;
-  const size_t stride = (size_t)d + 1;
   mll_status status = MLL_OK;
   int info;
-  double quad = 0.0, half_logdet = 0.0, trace_w = 0.0, trace_noise = 0.0;
-  double *kmat, *a, *sums, *scratch;
+  double quad = 0.0, half_logdet = 0.0;
+  double *kmat, *a, *sums, *scratch, *w_diag;
   workspace ws;
   workspace_init(&ws);
   WORKSPACE_ADD(&ws, kmat, (size_t)m * m, 0);
   WORKSPACE_ADD(&ws, a, m, 0);
-  WORKSPACE_ADD(&ws, sums, (size_t)m * stride, 0);
+  WORKSPACE_ADD(&ws, w_diag, m, 0);
+  WORKSPACE_ADD(&ws, sums, (size_t)m * ((size_t)d + 1), 0);
   WORKSPACE_ADD(&ws, scratch, 3 * (size_t)m * nthreads, 0);
   if (workspace_alloc(&ws)) {
     status = MLL_NO_MEMORY;
@@ -85,37 +152,66 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
     goto done;
   }
 
-  #pragma omp parallel num_threads(threads_team(nthreads))
-  {
-    double *r2 = scratch + 3 * (size_t)m * omp_get_thread_num();
-    /* Columns shrink with j, hence dynamic scheduling; each column is summed
-     * by one thread in a fixed order, so the schedule cannot change a bit. */
-    #pragma omp for schedule(dynamic, 8)
-    for (int j = 0; j < m; j++)
-      column_sums(k, x, kmat, a, j, r2, r2 + m, r2 + 2 * (size_t)m,
-                  sums + (size_t)j * stride);
-  }
-
-  /* Totals over columns added serially, in column order. */
-  for (size_t c = 0; c <= (size_t)d; c++) {
-    double s = 0.0;
-    for (int j = 0; j < m; j++) s += sums[(size_t)j * stride + c];
-    /* tr(W dK)/2 = (sum over i > j) + (diagonal)/2 by symmetry; the
-     * diagonal of dK/dlog(l_c) = -2 (x_ic - x_jc)^2 k' is zero. */
-    grad[c] = c < (size_t)d ? -2.0 * s : s;
-  }
-  /* Diagonal terms: dK/dlog(variance) has the kernel's variance on its
-   * diagonal, and d(noise_i)/dlog(noise) = noise_i = noise / w_i. */
-  for (int i = 0; i < m; i++) {
-    const double w_ii = a[i] * a[i] - kmat[i + (size_t)i * m];
-    trace_w += w_ii;
-    trace_noise += weights ? w_ii / weights[i] : w_ii;
-  }
-  grad[d] += 0.5 * kernel_value(k, 0.0) * trace_w;
-  grad[d + 1] = 0.5 * noise * trace_noise;
-  *value = -0.5 * quad - half_logdet - 0.5 * m * LOG_2PI;
+  for (int i = 0; i < m; i++) w_diag[i] = a[i] * a[i] - kmat[i + (size_t)i * m];
+  const exact_source source = {a, kmat, m};
+  status = trace_gradient(k, x, exact_weights, &source, w_diag, noise, weights,
+                          nthreads, callback, ctx, sums, scratch, grad);
+  if (status == MLL_OK) *value = -0.5 * quad - half_logdet - 0.5 * m * LOG_2PI;
 
 done:
+  workspace_free(&ws);
+  return status;
+}
+
+/* W = a a' - V V'/s, from the solutions sols = [a, V] (m x (s + 1)). */
+typedef struct {
+  const double *sols;
+  int m, nprobes;
+} pathwise_source;
+
+static void pathwise_weights(const void *source, int j, int i0, int len,
+                             double *w)
+{
+  const pathwise_source *p = source;
+  const size_t m = (size_t)p->m;
+  const double *a = p->sols;
+  for (int t = 0; t < len; t++) w[t] = a[j] * a[i0 + t];
+  for (int q = 1; q <= p->nprobes; q++) {
+    const double *v = p->sols + q * m;
+    const double vj = v[j] / p->nprobes;
+    for (int t = 0; t < len; t++) w[t] -= vj * v[i0 + t];
+  }
+}
+
+mll_status mll_pathwise_gradient(const kernel *k, const points *x,
+                                 const double *sols, int nprobes, double noise,
+                                 const double *weights, int nthreads,
+                                 solver_callback callback, void *ctx,
+                                 double *grad)
+{
+  const int m = x->n, d = x->d;
+  mll_status status;
+  double *sums, *scratch, *w_diag;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, w_diag, m, 0);
+  WORKSPACE_ADD(&ws, sums, (size_t)m * ((size_t)d + 1), 0);
+  WORKSPACE_ADD(&ws, scratch, 3 * (size_t)m * nthreads, 0);
+  if (workspace_alloc(&ws)) {
+    workspace_free(&ws);
+    return MLL_NO_MEMORY;
+  }
+  for (int i = 0; i < m; i++) {
+    double s = 0.0;
+    for (int q = 1; q <= nprobes; q++) {
+      const double v = sols[i + (size_t)q * m];
+      s += v * v;
+    }
+    w_diag[i] = sols[i] * sols[i] - s / nprobes;
+  }
+  const pathwise_source source = {sols, m, nprobes};
+  status = trace_gradient(k, x, pathwise_weights, &source, w_diag, noise,
+                          weights, nthreads, callback, ctx, sums, scratch, grad);
   workspace_free(&ws);
   return status;
 }

@@ -1,6 +1,8 @@
 /* The exact Gaussian process log marginal likelihood and its gradient with
  * respect to the log hyperparameters, for estimating them on a random subset
- * of the data.  O(m^3) time and O(m^2) memory in the subset size m.
+ * of the data (O(m^3) time and O(m^2) memory in the subset size m), and
+ * the pathwise estimate of its gradient from iterative solves, for
+ * estimating them on all n points (O(n^2) time, O(n) memory).
  * No R headers: this file is part of the numerical core. */
 #ifndef SDDGP_MLL_H
 #define SDDGP_MLL_H
@@ -29,5 +31,24 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
                         double noise, const double *weights, int nthreads,
                         solver_callback callback, void *ctx, double *value,
                         double *grad);
+
+/* The pathwise estimate of the same gradient (Lin, Padhy, Mlodozeniec,
+ * Antoran and Hernandez-Lobato 2024, "Improving linear system solvers for
+ * hyperparameter optimisation in iterative Gaussian processes", Section 3):
+ * with H = K + noise W^{-1}, a = H^{-1} y and v_q = H^{-1} z_q for probes
+ * z_q ~ N(0, H) (prior function draws plus noise), E[v_q' dH v_q] =
+ * tr(H^{-1} dH), so
+ *   grad = a' dH a / 2 - (1/s) sum_q v_q' dH v_q / 2
+ * is unbiased for the exact gradient when the solves are exact and the
+ * probes exact draws.  sols is m x (1 + nprobes), column-major: a, then
+ * the v_q.  It costs one pass over the m (m - 1) / 2 pairs, each
+ * O(d + nprobes), for all d + 2 derivatives at once; the callback is polled
+ * between chunks of columns.  Status MLL_OK, MLL_NO_MEMORY or MLL_STOPPED;
+ * grad is complete only with MLL_OK. */
+mll_status mll_pathwise_gradient(const kernel *k, const points *x,
+                                 const double *sols, int nprobes, double noise,
+                                 const double *weights, int nthreads,
+                                 solver_callback callback, void *ctx,
+                                 double *grad);
 
 #endif

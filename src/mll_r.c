@@ -36,3 +36,33 @@ SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
   UNPROTECT(3);
   return out;
 }
+
+/* .Call entry point of the pathwise gradient estimate: sols is the n x
+ * (1 + s) matrix of solutions [H^{-1} y, H^{-1} z_1, ...]. */
+SEXP C_mll_pathwise(SEXP x, SEXP sols, SEXP spec, SEXP noise, SEXP weights,
+                    SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  const points p = glue_points(x, "x");
+  if (!Rf_isMatrix(sols) || Rf_nrows(sols) != p.n || Rf_ncols(sols) < 2)
+    Rf_error("'sols' must be a matrix with one row per point and at least two columns");
+  const double *v = glue_doubles(sols, (R_xlen_t)p.n * Rf_ncols(sols), "sols");
+  const double lambda = glue_doubles(noise, 1, "noise")[0];
+  const double *w = Rf_isNull(weights) ? NULL : glue_doubles(weights, p.n, "weights");
+  const char *names[] = {"gradient", "interrupted", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  SEXP grad = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)p.d + 2));
+  glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
+  glue_trace_init(&tr, 0, 0, 1);
+  const mll_status status = mll_pathwise_gradient(&k, &p, v, Rf_ncols(sols) - 1,
+                                                  lambda, w, glue_threads(threads),
+                                                  glue_trace_record, &tr, REAL(grad));
+  if (status == MLL_NO_MEMORY)
+    Rf_error("not enough memory for the marginal likelihood's gradient");
+  if (status != MLL_OK)
+    for (int c = 0; c < p.d + 2; c++) REAL(grad)[c] = NA_REAL;
+  SET_VECTOR_ELT(out, 0, grad);
+  SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(status == MLL_STOPPED));
+  UNPROTECT(2);
+  return out;
+}

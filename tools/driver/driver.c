@@ -1110,6 +1110,7 @@ int main(int argc, char **argv)
   test_dsg();
   test_threads();
   test_solver();
+  test_mll();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

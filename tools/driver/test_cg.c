@@ -216,7 +216,7 @@ static void test_cg_solve(void)
   double *al3 = dalloc((size_t)n * nrhs);
   char what[128];
 
-  cg_options opt = {1e-12, 2000, 0, 1.0, 1, 1};
+  cg_options opt = {1e-12, 2000, 0, 1.0, 1, 1, NULL};
   const int ranks[3] = {0, 40, 40};
   const double jitters[3] = {1.0, 1.0, 0.05};
   for (int v = 0; v < 3; v++) {
@@ -259,7 +259,7 @@ static void test_cg_solve(void)
   /* max_iterations, and residual reports every 4 iterations and at the end. */
   {
     int done = -1;
-    cg_options o = {1e-12, 10, 40, 1.0, 4, 2};
+    cg_options o = {1e-12, 10, 40, 1.0, 4, 2, NULL};
     cg_cb cb = CG_CB(nrhs, 0);
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &done, cg_callback, &cb);
     CHECK(st == SOLVER_MAX_ITER && done == 10, "max_iterations: status %d, %d done",
@@ -278,7 +278,7 @@ static void test_cg_solve(void)
     for (int i = 0; i < n; i++) neg[i] = -1e3;
     for (int v = 0; v < 2; v++) {
       int done = -1;
-      cg_options o = {1e-6, 100, v ? 20 : 0, 1.0, 1, 2};
+      cg_options o = {1e-6, 100, v ? 20 : 0, 1.0, 1, 2, NULL};
       solver_status st = cg_solve(&fly, neg, rhs, nrhs, &o, al2, &done, NULL, NULL);
       CHECK(st == SOLVER_DIVERGED && done == 0,
             "negative definite, rank %d: status %d after %d", o.rank, (int)st, done);
@@ -286,11 +286,35 @@ static void test_cg_solve(void)
     free(neg);
   }
 
+  /* A warm start: from the solution CG stops at once; from a perturbed
+   * solution it needs fewer iterations than from zero and converges to the
+   * same answer. */
+  {
+    int cold = -1, warm = -1;
+    cg_options o = {1e-10, 2000, 0, 1.0, 1, 2, NULL};
+    solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &cold, NULL, NULL);
+    o.alpha0 = star;
+    solver_status sw = cg_solve(&fly, noise, rhs, nrhs, &o, al3, &warm, NULL, NULL);
+    CHECK(st == SOLVER_TOLERANCE && sw == SOLVER_TOLERANCE && warm == 0,
+          "warm start at the solution: status %d after %d iterations", (int)sw, warm);
+    double *near = dalloc((size_t)n * nrhs);
+    for (size_t i = 0; i < (size_t)n * nrhs; i++) near[i] = star[i] * (1.0 + 1e-3 * test_unif());
+    o.alpha0 = near;
+    sw = cg_solve(&fly, noise, rhs, nrhs, &o, al3, &warm, NULL, NULL);
+    CHECK(sw == SOLVER_TOLERANCE && warm > 0 && warm < cold,
+          "warm start near the solution: status %d, %d iterations (cold %d)", (int)sw,
+          warm, cold);
+    for (int c = 0; c < 3; c++)
+      CHECK(max_rel_diff(al3 + (size_t)c * n, star + (size_t)c * n, n) < 1e-7,
+            "warm start near the solution: rhs %d", c);
+    free(near);
+  }
+
   /* A stop requested by the callback (at its 5th call: the 5th report). */
   {
     int done = -1;
     cg_cb cb = CG_CB(nrhs, 5);
-    cg_options o = {1e-12, 100, 0, 1.0, 1, 2};
+    cg_options o = {1e-12, 100, 0, 1.0, 1, 2, NULL};
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &done, cg_callback, &cb);
     CHECK(st == SOLVER_STOPPED && done == 5 && cb.reports == 5,
           "callback stop: status %d after %d iterations", (int)st, done);
@@ -354,7 +378,7 @@ static void test_cg_slabs(void)
   double *al = dalloc((size_t)n * nrhs);
   for (int i = 0; i < n; i++) noise[i] = 0.1;
   int done = -1;
-  cg_options o = {0.0, 2, 0, 1.0, 1, 2};
+  cg_options o = {0.0, 2, 0, 1.0, 1, 2, NULL};
   cg_cb cb = CG_CB(nrhs, 0);
   solver_status st = cg_solve(&op, noise, rhs, nrhs, &o, al, &done, cg_callback, &cb);
   CHECK(st == SOLVER_MAX_ITER && done == 2 && cb.reports == 2 && cb.polls >= 2,

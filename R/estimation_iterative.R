@@ -1,0 +1,229 @@
+# Hyperparameter estimation on all the data (estimation_control(method =
+# "iterative")): gradient ascent on the log marginal likelihood with the
+# pathwise gradient estimator of Lin, Padhy, Mlodozeniec, Antoran and
+# Hernandez-Lobato (NeurIPS 2024, "Improving linear system solvers for
+# hyperparameter optimisation in iterative Gaussian processes").
+#
+# Every outer step solves H [a, V] = [y, Z] with H = K + diag(noise) for the
+# targets and `probes` prior draws plus noise Z ~ N(0, H), then the gradient
+# a' dH a / 2 - mean_q v_q' dH v_q / 2 comes from one pass over the pairs
+# (C_mll_pathwise).  The probes' base random numbers (the random features'
+# frequencies and weights and the noise draws) stay fixed, so the systems
+# change smoothly with the hyperparameters and every solve starts from the
+# last one's solution; the v_q are the sample systems of pathwise
+# conditioning, which the fit then reuses.
+
+# What print() (digits NULL) and summary() say of an estimation record, of
+# n points.
+estimation_summary <- function(est, n, digits = NULL) {
+  it <- est$iterative
+  estimated <- paste(est$estimated, collapse = ", ")
+  if (is.null(digits)) {
+    where <- if (is.null(it)) sprintf("on %d points", est$subset_size) else
+      sprintf("on all %d points", n)
+    return(sprintf("  estimated by marginal likelihood %s: %s", where, estimated))
+  }
+  lines <- sprintf("  estimated (%s) on %d points: log marginal likelihood %s, %.1f s",
+                   estimated, est$subset_size,
+                   format(est$log_marginal_likelihood, digits = digits),
+                   est$subset_seconds %||% est$seconds)
+  if (is.null(it)) return(lines)
+  gain <- it$log_marginal_likelihood_gain
+  c(lines, sprintf(paste(
+    "  then on all %d points: %d Adam steps (%s), log marginal likelihood",
+    "%+.1f along the path, %d inner iterations (%d to %d a step), %.1f s"),
+    n, it$steps, it$stopped, gain[length(gain)], sum(it$inner_iterations),
+    min(it$inner_iterations), max(it$inner_iterations), it$seconds))
+}
+
+# Adam's constants (Kingma and Ba 2015).
+adam_beta <- c(0.9, 0.999)
+adam_epsilon <- 1e-8
+
+# Maximise the log marginal likelihood of all of (x, y) over the free log
+# hyperparameters of `space` (parameter_space()), from `start` (log
+# hyperparameters, all d + 2 of them).  Returns list(theta, solution (the
+# last solve: alpha, prior, noise_base), record).
+estimate_iterative <- function(x, y, family, space, start, control, threads,
+                               weights = NULL) {
+  start_time <- proc.time()[["elapsed"]]
+  n <- nrow(x)
+  d <- ncol(x)
+  free <- space$free
+  theta <- start
+  kernel_at <- function(theta) {
+    list(family = family, lengthscale = exp(theta[seq_len(d)]),
+         variance = exp(theta[[d + 1L]]))
+  }
+  prior <- draw_prior(kernel_at(theta), d, control$features, control$probes,
+                      independent = TRUE)
+  noise_base <- matrix(.Call(C_rng_normal, new_seed(), "noise",
+                             as.numeric(n) * control$probes), n, control$probes)
+  inner <- inner_control(control)
+
+  steps <- control$max_steps
+  path <- matrix(NA_real_, steps, d + 2L)
+  gradients <- matrix(NA_real_, steps, d + 2L)
+  iterations <- integer(steps)
+  inner_seconds <- numeric(steps)
+  m1 <- m2 <- numeric(length(free))
+  alpha <- NULL
+  reason <- "step limit"
+  for (t in seq_len(steps)) {
+    kernel <- kernel_at(theta)
+    noise <- exp(theta[[d + 2L]])
+    problem <- new_problem(x, y, kernel, if (is.null(weights)) noise else noise / weights,
+                           prior, threads, noise_base)
+    if (control$warm_start) problem$alpha0 <- alpha
+    sol <- run_solver(control$solver, problem, inner, threads)
+    alpha <- sol$alpha
+    res <- .Call(C_mll_pathwise, problem$xs, alpha, kernel_spec(kernel), noise,
+                 weights, threads)
+    if (res$interrupted) {
+      signal_interrupt("Hyperparameter estimation was interrupted by the user")
+    }
+    path[t, ] <- theta
+    gradients[t, ] <- res$gradient
+    iterations[t] <- sol$iterations
+    inner_seconds[t] <- sol$seconds
+    g <- res$gradient[free]
+    if (!all(is.finite(g))) {
+      sddgp_abort(sprintf(paste(
+        "Hyperparameter estimation diverged at outer step %d: the gradient of",
+        "the marginal likelihood is not finite. Use estimation_control(method =",
+        "\"subset\"), or give `noise`."), t), class = "sddgp_error_divergence",
+        iterations = t)
+    }
+    # Adam, ascending; a step never leaves the search box.
+    m1 <- adam_beta[1L] * m1 + (1 - adam_beta[1L]) * g
+    m2 <- adam_beta[2L] * m2 + (1 - adam_beta[2L]) * g^2
+    direction <- (m1 / (1 - adam_beta[1L]^t)) /
+      (sqrt(m2 / (1 - adam_beta[2L]^t)) + adam_epsilon)
+    # The probes are fixed, so the estimated gradient is a smooth function
+    # of theta, whose zero Adam circles once the likelihood stops rising.
+    if (t > control$window) {
+      gain <- likelihood_gain(path[(t - control$window):t, , drop = FALSE],
+                              gradients[(t - control$window):t, , drop = FALSE])
+      if (abs(gain[length(gain)]) < control$tolerance * n) {
+        reason <- "converged"
+        break
+      }
+    }
+    if (t == steps) break
+    theta[free] <- pmin(pmax(theta[free] + control$learning_rate * direction,
+                             space$lower[free]), space$upper[free])
+  }
+  kept <- seq_len(t)
+  list(theta = theta,
+       solution = list(alpha = alpha, prior = prior, noise_base = noise_base),
+       record = list(steps = t, stopped = reason,
+                     path = path[kept, , drop = FALSE],
+                     gradient = gradients[kept, , drop = FALSE] / n,
+                     log_marginal_likelihood_gain =
+                       likelihood_gain(path[kept, , drop = FALSE],
+                                       gradients[kept, , drop = FALSE]),
+                     inner_iterations = iterations[kept],
+                     inner_seconds = inner_seconds[kept],
+                     seconds = proc.time()[["elapsed"]] - start_time))
+}
+
+# The settings of the inner solves: the control's solver to its relative
+# residual `inner_tolerance`.
+inner_control <- function(control) {
+  budget <- control$inner_iterations
+  if (control$solver == "cg") {
+    cg_control(tolerance = control$inner_tolerance,
+               max_iterations = budget %||% formals(cg_control)$max_iterations,
+               features = control$features)
+  } else {
+    sdd_control(tolerance = control$inner_tolerance,
+                iterations = budget %||% formals(sdd_control)$iterations,
+                features = control$features)
+  }
+}
+
+# The log marginal likelihood's change along the path from its first point,
+# by the trapezoidal rule over the estimated gradients: its exact value at
+# n points would need log det(H), which no iterative solve gives.
+likelihood_gain <- function(path, gradients) {
+  if (nrow(path) < 2L) return(0)
+  steps <- diff(path)
+  mean_gradient <- (gradients[-1L, , drop = FALSE] +
+                      gradients[-nrow(gradients), , drop = FALSE]) / 2
+  c(0, cumsum(rowSums(steps * mean_gradient)))
+}
+
+#' Settings of hyperparameter estimation on all the data
+#'
+#' The settings of `estimation_control(method = "iterative")`: gradient
+#' ascent (Adam) on the log marginal likelihood of all n points, with the
+#' pathwise gradient estimator and warm-started iterative solves (see
+#' [estimation_control()], section "Estimation on all the data").
+#'
+#' @param probes Number of probe vectors (prior function draws plus noise)
+#'   of the trace estimate; their solutions become the fit's first
+#'   `probes` posterior samples.
+#' @param solver Inner solver of the linear systems: `"cg"` (conjugate
+#'   gradients with a pivoted-Cholesky preconditioner, [cg_control()]) or
+#'   `"sdd"` ([sdd_control()]).
+#' @param inner_tolerance Relative residual to which every outer step
+#'   solves its systems.
+#' @param inner_iterations Iteration budget of every inner solve (CG
+#'   iterations or SDD steps); `NULL` for the solver's default.
+#' @param warm_start Whether every solve starts from the previous step's
+#'   solutions (`FALSE`: from the inner solver's own start, for
+#'   comparison).
+#' @param learning_rate Adam's step size on the log hyperparameters.
+#' @param max_steps Most outer (Adam) steps.
+#' @param window,tolerance The ascent stops once the log marginal
+#'   likelihood, as estimated along the path (by the trapezoidal rule over
+#'   the estimated gradients), changed by less than `tolerance` per point
+#'   over the last `window` steps.
+#' @param features Number of random Fourier features of the probes' prior
+#'   draws.
+#' @return An object of class `sddgp_iterative_control`, a list of the
+#'   settings.
+#' @seealso [estimation_control()]
+#' @examples
+#' iterative_control(probes = 8, solver = "sdd")
+#' @export
+iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
+                              inner_tolerance = 0.01, inner_iterations = NULL,
+                              warm_start = TRUE, learning_rate = 0.1, max_steps = 100,
+                              window = 5, tolerance = 1e-5,
+                              features = 2000) {
+  check_number(probes, "probes", lower = 1, upper = 1e4, integer = TRUE)
+  solver <- choose_one(solver, "solver", c("cg", "sdd"))
+  check_number(inner_tolerance, "inner_tolerance", lower = 0, upper = 1,
+               lower_open = TRUE, upper_open = TRUE)
+  if (!is.null(inner_iterations)) {
+    check_number(inner_iterations, "inner_iterations", lower = 1,
+                 upper = .Machine$integer.max, integer = TRUE)
+  }
+  check_flag(warm_start, "warm_start")
+  check_number(learning_rate, "learning_rate", lower = 0, upper = 10,
+               lower_open = TRUE)
+  check_number(max_steps, "max_steps", lower = 1, upper = 1e5, integer = TRUE)
+  check_number(window, "window", lower = 1, upper = 1e5, integer = TRUE)
+  check_number(tolerance, "tolerance", lower = 0)
+  check_number(features, "features", lower = 1, upper = 1e6, integer = TRUE)
+  structure(list(probes = as.integer(probes), solver = solver,
+                 inner_tolerance = inner_tolerance,
+                 inner_iterations = if (!is.null(inner_iterations))
+                   as.integer(inner_iterations),
+                 warm_start = warm_start,
+                 learning_rate = learning_rate, max_steps = as.integer(max_steps),
+                 window = as.integer(window), tolerance = tolerance,
+                 features = as.integer(features)),
+            class = "sddgp_iterative_control")
+}
+
+#' @export
+print.sddgp_iterative_control <- function(x, ...) {
+  cat("Settings of hyperparameter estimation on all the data\n")
+  cat(sprintf("  %d probes, inner solver %s to relative residual %s\n", x$probes,
+              x$solver, format(x$inner_tolerance)))
+  cat(sprintf("  Adam: learning rate %s, at most %d steps, tolerance %s per point over %d steps\n",
+              format(x$learning_rate), x$max_steps, format(x$tolerance), x$window))
+  invisible(x)
+}

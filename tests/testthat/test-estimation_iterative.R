@@ -1,0 +1,204 @@
+# Hyperparameter estimation on all the data: the pathwise gradient against
+# base R, the ascent against the exact maximum, warm starts, and the probes
+# reused as posterior samples.
+
+# The exact log marginal likelihood in base R, of log hyperparameters
+# theta = (log lengthscales, log variance, log noise).
+ref_mll <- function(x, y, theta, family = "matern32") {
+  d <- ncol(x)
+  H <- ref_kernel(x, x, family, exp(theta[seq_len(d)]), exp(theta[[d + 1L]])) +
+    exp(theta[[d + 2L]]) * diag(nrow(x))
+  R <- chol(H)
+  a <- backsolve(R, forwardsolve(t(R), y))
+  -sum(y * a) / 2 - sum(log(diag(R))) - nrow(x) / 2 * log(2 * pi)
+}
+
+ref_mll_gradient <- function(x, y, theta, h = 1e-5) {
+  vapply(seq_along(theta), function(i) {
+    e <- replace(numeric(length(theta)), i, h)
+    (ref_mll(x, y, theta + e) - ref_mll(x, y, theta - e)) / (2 * h)
+  }, numeric(1))
+}
+
+kernel_of <- function(theta, d) {
+  list(family = "matern32", lengthscale = exp(theta[seq_len(d)]),
+       variance = exp(theta[[d + 1L]]))
+}
+
+test_that("the pathwise gradient is the exact one when V V' / s is H^-1", {
+  d <- make_data(60, d = 3, seed = 3)
+  theta <- log(c(0.3, 0.5, 0.8, 1.3, 0.05))
+  k <- kernel_of(theta, 3)
+  H <- ref_kernel(d$x, d$x, "matern32", k$lengthscale, k$variance) + 0.05 * diag(60)
+  # s = m columns V = sqrt(m) H^-1 L with L L' = H: V V' / m = H^-1.
+  V <- sqrt(60) * solve(H, t(chol(H)))
+  res <- .Call(C_mll_pathwise, scale_inputs(d$x, k), cbind(solve(H, d$y), V),
+               kernel_spec(k), 0.05, NULL, 2L)
+  expect_equal(res$gradient, ref_mll_gradient(d$x, d$y, theta), tolerance = 1e-6)
+})
+
+test_that("the pathwise estimate with the package's probes is unbiased", {
+  m <- 80
+  d <- make_data(m, d = 2, seed = 4)
+  theta <- log(c(0.4, 0.7, 1, 0.02))
+  k <- kernel_of(theta, 2)
+  H <- ref_kernel(d$x, d$x, "matern32", k$lengthscale, k$variance) + 0.02 * diag(m)
+  a <- solve(H, d$y)
+  withr::local_seed(5)
+  # 40 batches of 25 probes, each a prior draw with 500 features of its
+  # own plus noise, solved exactly: the batch means' spread gives the
+  # Monte-Carlo standard error.
+  batches <- replicate(40, {
+    prior <- draw_prior(k, 2, 500, 25, independent = TRUE)
+    Z <- prior_values(prior, k, d$x, 1L) + sqrt(0.02) * matrix(stats::rnorm(m * 25), m)
+    .Call(C_mll_pathwise, scale_inputs(d$x, k), cbind(a, solve(H, Z)), kernel_spec(k),
+          0.02, NULL, 2L)$gradient
+  })
+  exact <- ref_mll_gradient(d$x, d$y, theta)
+  se <- apply(batches, 1, sd) / sqrt(ncol(batches))
+  expect_true(all(abs(rowMeans(batches) - exact) < 4 * se))
+  # The test has power: the standard errors are small next to the gradient.
+  expect_lt(sqrt(sum(se^2)), 0.1 * sqrt(sum(exact^2)))
+})
+
+test_that("probes with shared features are biased, which independent ones are not", {
+  m <- 80
+  d <- make_data(m, d = 2, seed = 4)
+  theta <- log(c(0.4, 0.7, 1, 0.02))
+  k <- kernel_of(theta, 2)
+  H <- ref_kernel(d$x, d$x, "matern32", k$lengthscale, k$variance) + 0.02 * diag(m)
+  withr::local_seed(6)
+  prior <- draw_prior(k, 2, 100, 2, independent = TRUE)
+  # Draw 2's features are rows 101-200: prior_values() replays each draw
+  # with its own.
+  one <- prior_columns(prior, 2L)
+  expect_equal(nrow(one$omega), 100L)
+  expect_equal(prior_values(one, k, d$x, 1L), prior_values(prior, k, d$x, 1L)[, 2, drop = FALSE])
+  shared <- list(omega = prior$omega[101:200, ], phase = prior$phase[101:200],
+                 weights = prior$weights[, 2, drop = FALSE])
+  expect_equal(prior_values(shared, k, d$x, 1L), prior_values(one, k, d$x, 1L))
+})
+
+test_that("the ascent on all the data reaches the exact maximum", {
+  skip_on_cran()
+  n <- 300
+  d <- make_data(n, d = 2, seed = 7, noise_sd = 0.1)
+  withr::local_seed(8)
+  exact <- gp_sdd(d$x, d$y, solver = "cholesky", threads = 2, standardize = FALSE,
+                  estimation = estimation_control(method = "subset", subset_size = n))
+  withr::local_seed(9)
+  fit <- gp_sdd(d$x, d$y, solver = "cholesky", threads = 2, standardize = FALSE,
+                estimation = estimation_control(
+                  method = "iterative", subset_size = 100, pilot_size = 50,
+                  iterative = iterative_control(probes = 64, inner_tolerance = 1e-8,
+                                                max_steps = 150)))
+  theta_of <- function(f) log(c(f$kernel$lengthscale, f$kernel$variance, f$noise))
+  best <- ref_mll(d$x, d$y, theta_of(exact))
+  it <- fit$estimation$iterative
+  start <- ref_mll(d$x, d$y, it$path[1, ])
+  reached <- ref_mll(d$x, d$y, theta_of(fit))
+  # The subset of 100 points starts well below the maximum, and the ascent
+  # closes nearly all of the gap.
+  expect_gt(best - start, 2)
+  expect_lt(best - reached, 0.1 * (best - start))
+  expect_lt(best - reached, 0.5)
+  # The path's estimated gain is the exact one within the probes' error.
+  gain <- it$log_marginal_likelihood_gain
+  expect_equal(gain[length(gain)], ref_mll(d$x, d$y, it$path[it$steps, ]) - start,
+               tolerance = 0.1)
+  expect_identical(fit$estimation$method, "iterative")
+  expect_true(it$stopped %in% c("converged", "step limit"))
+})
+
+test_that("warm starts cut the inner iterations", {
+  skip_on_cran()
+  n <- 1500
+  d <- make_data(n, d = 3, seed = 10, noise_sd = 0.05)
+  run <- function(warm) {
+    withr::with_seed(11, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
+      estimation = estimation_control(
+        method = "iterative", subset_size = 300,
+        iterative = iterative_control(probes = 8, inner_tolerance = 1e-4, max_steps = 8,
+                                      tolerance = 0, warm_start = warm))))
+  }
+  warm <- run(TRUE)$estimation$iterative
+  cold <- run(FALSE)$estimation$iterative
+  # The same path (the solves are accurate enough) at a fraction of the
+  # inner iterations after the first step.
+  expect_equal(warm$path, cold$path, tolerance = 1e-3)
+  expect_equal(warm$inner_iterations[1], cold$inner_iterations[1])
+  expect_lt(sum(warm$inner_iterations[-1]), 0.6 * sum(cold$inner_iterations[-1]))
+})
+
+test_that("the probes are the fit's posterior samples, from the exact posterior", {
+  skip_on_cran()
+  n <- 120
+  d <- make_data(n, d = 1, seed = 12, noise_sd = 0.2)
+  xnew <- matrix(c(0.1, 0.35, 0.6, 0.9), ncol = 1)
+  N <- 400
+  withr::local_seed(13)
+  fit <- gp_sdd(d$x, d$y, samples = N, standardize = FALSE, threads = 2,
+                solver = "cg", control = cg_control(tolerance = 1e-10),
+                estimation = estimation_control(
+                  method = "iterative", subset_size = 60,
+                  iterative = iterative_control(probes = N, inner_tolerance = 1e-6,
+                                                max_steps = 3, features = 1000)))
+  expect_true(isTRUE(fit$prior$independent))
+  ref <- ref_posterior(d$x, d$y, xnew, "matern32", fit$kernel$lengthscale,
+                       fit$kernel$variance, fit$noise)
+  s <- as.matrix(simulate(fit, nsim = N, newdata = xnew))
+  # Each sample has its own features, so the draws are independent with the
+  # exact mean and covariance: standard errors from the draws themselves.
+  centred <- s - ref$mean
+  expect_true(all(abs(rowMeans(centred)) < 5 * apply(s, 1, sd) / sqrt(N)))
+  products <- sapply(seq_len(N), function(j) tcrossprod(centred[, j]))
+  se <- apply(products, 1, sd) / sqrt(N)
+  expect_true(all(abs(rowMeans(products) - as.vector(ref$cov)) < 5 * se))
+  expect_true(all(sqrt(diag(ref$cov)) > 0.02))
+  # The fit started from the probes' solutions: CG had little left to do.
+  expect_lt(fit$iterations, 20)
+})
+
+test_that("iterative estimation gives the same result on 1 and 2 threads", {
+  d <- make_data(400, d = 2, seed = 14)
+  est <- function(threads) {
+    withr::with_seed(15, gp_sdd(d$x, d$y, solver = "cholesky", threads = threads,
+      estimation = estimation_control(method = "iterative", subset_size = 100,
+                                      iterative = iterative_control(probes = 4, max_steps = 4))))
+  }
+  one <- est(1)
+  two <- est(2)
+  expect_identical(one$estimation$iterative$path, two$estimation$iterative$path)
+  expect_identical(one$kernel, two$kernel)
+})
+
+test_that("estimation_control() chooses the method by n", {
+  ctl <- estimation_control()
+  expect_identical(estimation_method(ctl, 2000, 4), "subset")
+  expect_identical(estimation_method(ctl, 2001, 4), "iterative")
+  expect_identical(estimation_method(ctl, iterative_max_n + 1, 4), "subset")
+  expect_identical(estimation_method(ctl, 5000, 0), "subset")
+  expect_identical(estimation_method(estimation_control(method = "iterative"), 100, 4),
+                   "iterative")
+  expect_identical(estimation_method(estimation_control(method = "subset"), 5000, 4),
+                   "subset")
+})
+
+test_that("bad settings of estimation on all the data are classed errors", {
+  expect_error(estimation_control(method = "all"), class = "sddgp_error_argument")
+  expect_error(estimation_control(iterative = list()), class = "sddgp_error_argument")
+  expect_error(iterative_control(probes = 0), class = "sddgp_error_argument")
+  expect_error(iterative_control(solver = "svgp"), class = "sddgp_error_argument")
+  expect_error(iterative_control(inner_tolerance = 1), class = "sddgp_error_argument")
+  expect_error(iterative_control(learning_rate = -1), class = "sddgp_error_argument")
+  expect_error(iterative_control(warm_start = NA), class = "sddgp_error_argument")
+})
+
+test_that("summary() reports the estimation on all the data", {
+  d <- make_data(300, d = 2, seed = 16)
+  fit <- withr::with_seed(17, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
+    estimation = estimation_control(method = "iterative", subset_size = 100,
+                                    iterative = iterative_control(probes = 4, max_steps = 3))))
+  expect_output(print(fit), "estimated by marginal likelihood on all 300 points")
+  expect_output(print(summary(fit)), "then on all 300 points: 3 Adam steps \\(step limit\\)")
+})

@@ -115,9 +115,13 @@
 #'   training data, the scaling, the kernel and noise, the representer
 #'   weights of the mean (`alpha`) and of the samples (`alpha_samples`), the
 #'   prior draws behind the samples, the solver settings, a convergence trace,
-#'   timings and, for the solvers with a kernel cache (SDD, SGD, CG),
-#'   `cached`: whether the kernel matrix was cached. See [predict.sddgp()],
-#'   [simulate.sddgp()], [summary.sddgp()] and [plot.sddgp()].
+#'   timings, the posterior mean at the training inputs (`fitted.values`,
+#'   in the units of `y`), the log marginal likelihood when it was cheap to
+#'   compute (`log_likelihood`, else `NULL`; see [logLik.sddgp()]) and, for
+#'   the solvers with a kernel cache (SDD, SGD, CG), `cached`: whether the
+#'   kernel matrix was cached. See [predict.sddgp()], [simulate.sddgp()],
+#'   [summary.sddgp()], [plot.sddgp()], [logLik.sddgp()] and
+#'   [coef.sddgp()] (with `sigma()`, `update()`, `fitted()`, ...).
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic
 #'   gradient descent for Gaussian processes done right. *ICLR*.
@@ -182,6 +186,9 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads)
+  fit$fitted.values <- fitted_at_training(fit, threads)
+  # As gp_sdd(), not the method's name, so that update() finds it.
+  call[[1L]] <- quote(gp_sdd)
   fit$call <- call
   warn_if_not_converged(fit)
   fit
@@ -228,6 +235,7 @@ gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.o
   fit$xlevels <- stats::.getXlevels(terms, mf)
   fit$na.action <- attr(mf, "na.action")
   fit$call <- match.call()
+  fit$call[[1L]] <- quote(gp_sdd)
   fit
 }
 
@@ -268,6 +276,7 @@ fit_posterior <- function(fit, samples, threads) {
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
   fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache
+  fit$log_likelihood <- fit_log_likelihood(fit, sol, threads)  # NULL: logLik() computes it
   fit
 }
 

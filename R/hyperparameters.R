@@ -106,7 +106,8 @@ print.sddgp_estimation_control <- function(x, ...) {
 # by the stage's number of points), convergence (optim's code for the pilot,
 # which runs to convergence; the later stages stop after a set number of
 # iterations by design), message (optim's message for every stage), seconds,
-# estimated (names of the estimated hyperparameters))).
+# estimated (names of the estimated hyperparameters), at_bound
+# (bounds_reached()))).
 estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
                                      weights = NULL) {
   start_time <- proc.time()[["elapsed"]]
@@ -175,7 +176,19 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
                          convergence = convergence,
                          message = paste(messages, collapse = "; "),
                          seconds = proc.time()[["elapsed"]] - start_time,
-                         estimated = estimated))
+                         estimated = estimated,
+                         at_bound = bounds_reached(theta, space)))
+}
+
+# For each of the d + 2 log hyperparameters, "lower" or "upper" where the
+# estimate lies on that bound of the search box (L-BFGS-B stops exactly on
+# it), else "" (given ones too): print() flags them.
+bounds_reached <- function(theta, space) {
+  at <- character(length(theta))
+  at[abs(theta - space$lower) < 1e-8] <- "lower"
+  at[abs(theta - space$upper) < 1e-8] <- "upper"
+  at[setdiff(seq_along(at), space$free)] <- ""
+  at
 }
 
 # Subset sizes of the stages: the pilot, doublings of it that are well below
@@ -255,7 +268,7 @@ mll_objective <- function(x, y, weights, family, theta, free, threads) {
       kernel <- list(family = family, lengthscale = exp(theta[seq_len(d)]),
                      variance = exp(theta[[d + 1L]]))
       res <- .Call(C_mll, scale_inputs(x, kernel), y, kernel_spec(kernel),
-                   exp(theta[[d + 2L]]), weights, threads)
+                   exp(theta[[d + 2L]]), weights, TRUE, threads)
       if (res$interrupted) {
         signal_interrupt("Hyperparameter estimation was interrupted by the user")
       }

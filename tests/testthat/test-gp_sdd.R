@@ -401,7 +401,8 @@ test_that("a fit survives saveRDS() / readRDS() and predicts identically", {
   saveRDS(fit, path)
   back <- readRDS(path)
   expect_identical(predict(back, xt, se.fit = TRUE), predict(fit, xt, se.fit = TRUE))
-  expect_identical(simulate(back, 4, newdata = xt), simulate(fit, 4, newdata = xt))
+  expect_identical(simulate(back, 4, newdata = xt, stored = TRUE),
+                   simulate(fit, 4, newdata = xt, stored = TRUE))
 })
 
 test_that("bad data give classed errors naming the argument", {

@@ -113,6 +113,6 @@ fit_log_likelihood <- function(fit, sol, threads) {
 # (length scales by input column).
 estimated_parameters <- function(object) {
   est <- object$estimation$estimated
-  nm <- names(coef(object))
+  nm <- names(stats::coef(object))
   nm[c(rep("lengthscale" %in% est, object$d), "variance" %in% est, "noise" %in% est)]
 }

@@ -34,7 +34,10 @@
 #' standardised data (the default in [gp_sdd()]) these standard deviations
 #' and variances are 1. The marginal likelihood can have several local
 #' maxima (typically a noisy smooth fit and a nearly interpolating one); the
-#' estimate is a local maximum.
+#' estimate is a local maximum. Estimates that end on a bound of this box
+#' are flagged by `print()` and `summary()` of the fit (and listed in its
+#' `estimation$at_bound`): a length scale at its upper bound, for instance,
+#' means the input hardly matters.
 #'
 #' @param subset_size Number of training points whose marginal likelihood is
 #'   maximised (all of them if there are fewer).

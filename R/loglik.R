@@ -2,7 +2,7 @@
 
 #' Log-likelihood of a Gaussian process fit
 #'
-#' The log marginal likelihood \eqn{\log p(y)} of the training targets
+#' The log marginal likelihood \eqn{\log p(y)}{log p(y)} of the training targets
 #' under the fitted model, `y ~ N(m, s^2 (K + lambda W^-1))` in the units of
 #' `y`: the hyperparameters are those of the fit (given or estimated), `m`
 #' and `s` the targets' mean and standard deviation with

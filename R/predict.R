@@ -1,32 +1,32 @@
 #' Predict from a Gaussian process fit
 #'
-#' The posterior mean \eqn{k(x_*, X) \alpha} at new inputs, in the units of
+#' The posterior mean \eqn{k(x_*, X) \alpha}{k(x*, X) alpha} at new inputs, in the units of
 #' the original target, optionally with standard errors and intervals in the
 #' spirit of [stats::predict.lm()]. New inputs are processed in chunks of
 #' `chunk_size` rows, so memory stays bounded for any number of them.
 #'
 #' @section Standard errors: `se.fit` is the posterior standard deviation
-#'   of \eqn{f(x_*)}, obtained according to the fit:
+#'   of \eqn{f(x_*)}{f(x*)}, obtained according to the fit:
 #'   * an exact fit (`solver = "cholesky"`) without samples: exactly,
-#'     \eqn{k(x_*, x_*) - |L^{-1} k(X, x_*)|^2} with \eqn{L} the Cholesky
-#'     factor of \eqn{K + \lambda W^{-1}}. The fit does not keep the factor
-#'     (\eqn{8 n^2} bytes), so the first such call factors the kernel matrix
+#'     \eqn{k(x_*, x_*) - |L^{-1} k(X, x_*)|^2}{k(x*, x*) - |L^-1 k(X, x*)|^2} with \eqn{L}{L} the Cholesky
+#'     factor of \eqn{K + \lambda W^{-1}}{K + lambda W^-1}. The fit does not keep the factor
+#'     (\eqn{8 n^2}{8 n^2} bytes), so the first such call factors the kernel matrix
 #'     again (about the time of the exact fit), and keeps the factor for
 #'     later calls on the same fit in the session (one fit at a time, up to
 #'     8192 points); each chunk of new points then costs one triangular
 #'     solve.
 #'   * any fit with posterior samples (`samples > 0` in [gp_sdd()]),
 #'     exact ones included: a Monte Carlo estimate from the fit's pathwise
-#'     samples, the mean square of the zero-mean sample paths
-#'     \eqn{f_0(x_*) - k(x_*, X) \alpha_s} (or the solver's basis in place
-#'     of \eqn{k(\cdot, X)}), whose relative error is about
-#'     \eqn{1/\sqrt{2 s}} for \eqn{s} samples (an eighth at 32) on top of the
+#'     samples, the root mean square of the zero-mean sample paths
+#'     \eqn{f_0(x_*) - k(x_*, X) \alpha_s}{f0(x*) - k(x*, X) alpha_s} (or the solver's basis in place
+#'     of \eqn{k(\cdot, X)}{k(., X)}), whose relative error is about
+#'     \eqn{1/\sqrt{2 s}}{1 / sqrt(2 s)} for \eqn{s}{s} samples (an eighth at 32) on top of the
 #'     solver's own error.
 #'   * other fits without samples: an error of class
 #'     `sddgp_error_no_samples`; refit with `samples =`.
 #'
 #'   Prediction intervals add the noise variance (`noise / weights`) to the
-#'   variance of \eqn{f(x_*)}.
+#'   variance of \eqn{f(x_*)}{f(x*)}.
 #'
 #'   At new inputs more than 1000 length scales outside the range of the
 #'   training inputs (in some coordinate), every kernel value underflows to 0
@@ -41,8 +41,8 @@
 #'   for a formula fit a data frame with the variables. For a matrix fit
 #'   whose inputs had column names, columns of `newdata` with names are
 #'   matched by name (a missing name is an error of class
-#'   `sddgp_error_argument`); without names on either side, by position,
-#'   and then `newdata` must have as many columns as the training inputs.
+#'   `sddgp_error_argument`); when either has no names, by position, and
+#'   then `newdata` must have as many columns as the training inputs.
 #'   Missing: the training inputs (for a formula fit with `na.action =
 #'   na.exclude`, padded with `NA` at the rows it left out, as by
 #'   [stats::napredict()]). Column names are repaired as [gp_sdd()]

@@ -131,7 +131,8 @@ final_residual <- function(fit) {
 #'   it: see its Details; else `NULL`), `not_converged` (a note when the
 #'   solver stopped short of its tolerance, or without one far from
 #'   converged; else `NULL`) and `cached` (whether the kernel matrix was cached, for the
-#'   solvers with a cache: SDD, SGD, CG; else `NULL`).
+#'   solvers with a cache: SDD, SGD, CG; else `NULL`) and `input_labels`
+#'   (the names of the length scales).
 #' @export
 summary.sddgp <- function(object, ...) {
   tr <- object$trace

@@ -1,15 +1,15 @@
 #' Posterior function samples
 #'
-#' Draws of the latent function \eqn{f} from the posterior (or, with `type =
-#' "response"`, of new observations \eqn{y = f + \epsilon}) at new inputs,
-#' in the units of the original target. Each draw of \eqn{f} is a pathwise
-#' sample \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}: a
-#' random-feature prior draw \eqn{f_0} corrected by the solution
-#' \eqn{\alpha_s} of \eqn{(K + \lambda I) \alpha_s = f_0(X) + \zeta}.
+#' Draws of the latent function \eqn{f}{f} from the posterior (or, with `type =
+#' "response"`, of new observations \eqn{y = f + \epsilon}{y = f + epsilon}) at new inputs,
+#' in the units of the original target. Each draw of \eqn{f}{f} is a pathwise
+#' sample \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}{f(x*) = mu(x*) + f0(x*) - k(x*, X) alpha_s}: a
+#' random-feature prior draw \eqn{f_0}{f0} corrected by the solution
+#' \eqn{\alpha_s}{alpha_s} of \eqn{(K + \lambda I) \alpha_s = f_0(X) + \zeta}{(K + lambda I) alpha_s = f0(X) + zeta}.
 #'
 #' As [stats::simulate()], every call draws afresh from R's random number
 #' generator, unless `seed` is given: then the draws are reproducible, and
-#' the global random state is left as it was. Fresh draws of \eqn{f} cost
+#' the global random state is left as it was. Fresh draws of \eqn{f}{f} cost
 #' one solve with the fit's solver and settings (for `nsim` right-hand
 #' sides at once). `stored = TRUE` instead returns the first `nsim` of the
 #' samples drawn at fit time (`samples` in [gp_sdd()]): no solve, and the
@@ -25,8 +25,8 @@
 #'   [predict.sddgp()] gives the prior, are an error (class
 #'   `sddgp_error_argument`): the random features of the sample paths are
 #'   not evaluated that far out.
-#' @param type `"function"`: draws of the latent function \eqn{f};
-#'   `"response"`: draws of new observations, \eqn{f} plus Gaussian noise of
+#' @param type `"function"`: draws of the latent function \eqn{f}{f};
+#'   `"response"`: draws of new observations, \eqn{f}{f} plus Gaussian noise of
 #'   variance `noise / weights`.
 #' @param weights For `type = "response"`: weights of the new observations
 #'   (noise variance `noise / weights`), one value or one per row of

@@ -8,20 +8,20 @@
 #' @section Standard errors: `se.fit` is the posterior standard deviation
 #'   of \eqn{f(x_*)}{f(x*)}, obtained according to the fit:
 #'   * an exact fit (`solver = "cholesky"`) without samples: exactly,
-#'     \eqn{k(x_*, x_*) - |L^{-1} k(X, x_*)|^2}{k(x*, x*) - |L^-1 k(X, x*)|^2} with \eqn{L}{L} the Cholesky
-#'     factor of \eqn{K + \lambda W^{-1}}{K + lambda W^-1}. The fit does not keep the factor
-#'     (\eqn{8 n^2}{8 n^2} bytes), so the first such call factors the kernel matrix
-#'     again (about the time of the exact fit), and keeps the factor for
-#'     later calls on the same fit in the session (one fit at a time, up to
-#'     8192 points); each chunk of new points then costs one triangular
-#'     solve.
-#'   * any fit with posterior samples (`samples > 0` in [gp_sdd()]),
-#'     exact ones included: a Monte Carlo estimate from the fit's pathwise
-#'     samples, the root mean square of the zero-mean sample paths
-#'     \eqn{f_0(x_*) - k(x_*, X) \alpha_s}{f0(x*) - k(x*, X) alpha_s} (or the solver's basis in place
+#'     \eqn{k(x_*, x_*) - |L^{-1} k(X, x_*)|^2}{k(x*, x*) - |L^-1 k(X, x*)|^2}
+#'     with \eqn{L}{L} the Cholesky factor of \eqn{K + \lambda W^{-1}}{K +
+#'     lambda W^-1}. The fit does not keep the factor (\eqn{8 n^2}{8 n^2}
+#'     bytes), so the first such call factors the kernel matrix again (about the
+#'     time of the exact fit), and keeps the factor for later calls on the same
+#'     fit in the session (one fit at a time, up to 8192 points); each chunk of
+#'     new points then costs one triangular solve.
+#'   * any fit with posterior samples (`samples > 0` in [gp_sdd()]), exact
+#'     ones included: a Monte Carlo estimate from the fit's pathwise samples,
+#'     the root mean square of the zero-mean sample paths \eqn{f_0(x_*) - k(x_*,
+#'     X) \alpha_s}{f0(x*) - k(x*, X) alpha_s} (or the solver's basis in place
 #'     of \eqn{k(\cdot, X)}{k(., X)}), whose relative error is about
-#'     \eqn{1/\sqrt{2 s}}{1 / sqrt(2 s)} for \eqn{s}{s} samples (an eighth at 32) on top of the
-#'     solver's own error.
+#'     \eqn{1/\sqrt{2 s}}{1 / sqrt(2 s)} for \eqn{s}{s} samples (an eighth at
+#'     32) on top of the solver's own error.
 #'   * other fits without samples: an error of class
 #'     `sddgp_error_no_samples`; refit with `samples =`.
 #'

@@ -123,16 +123,16 @@ final_residual <- function(fit) {
 #'
 #' @return `summary()` returns an object of class `summary.sddgp`: a list with
 #'   the data size, kernel and hyperparameters (in standardised units with
-#'   `standardize = TRUE`), noise, solver settings (all of them, though
-#'   only those that differ from the defaults are printed), iterations, timings, the final estimated relative
-#'   residuals of the mean and sample systems, the `tolerance` the solver
-#'   ran to (`NULL` for the exact solver; 0 for a fixed number of
-#'   iterations), `choice` (how the solver was chosen when `gp_sdd()` chose
-#'   it: see its Details; else `NULL`), `not_converged` (a note when the
-#'   solver stopped short of its tolerance, or without one far from
-#'   converged; else `NULL`) and `cached` (whether the kernel matrix was cached, for the
-#'   solvers with a cache: SDD, SGD, CG; else `NULL`) and `input_labels`
-#'   (the names of the length scales).
+#'   `standardize = TRUE`), noise, solver settings (all of them, though only
+#'   those that differ from the defaults are printed), iterations, timings, the
+#'   final estimated relative residuals of the mean and sample systems, the
+#'   `tolerance` the solver ran to (`NULL` for the exact solver; 0 for a fixed
+#'   number of iterations), `choice` (how the solver was chosen when `gp_sdd()`
+#'   chose it: see its Details; else `NULL`), `not_converged` (a note when the
+#'   solver stopped short of its tolerance, or without one far from converged;
+#'   else `NULL`), `cached` (whether the kernel matrix was cached, for the
+#'   solvers with a cache: SDD, SGD, CG; else `NULL`) and `input_labels` (the
+#'   names of the length scales).
 #' @export
 summary.sddgp <- function(object, ...) {
   tr <- object$trace

@@ -1,11 +1,12 @@
 #' Posterior function samples
 #'
 #' Draws of the latent function \eqn{f}{f} from the posterior (or, with `type =
-#' "response"`, of new observations \eqn{y = f + \epsilon}{y = f + epsilon}) at new inputs,
-#' in the units of the original target. Each draw of \eqn{f}{f} is a pathwise
-#' sample \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}{f(x*) = mu(x*) + f0(x*) - k(x*, X) alpha_s}: a
-#' random-feature prior draw \eqn{f_0}{f0} corrected by the solution
-#' \eqn{\alpha_s}{alpha_s} of \eqn{(K + \lambda I) \alpha_s = f_0(X) + \zeta}{(K + lambda I) alpha_s = f0(X) + zeta}.
+#' "response"`, of new observations \eqn{y = f + \epsilon}{y = f + epsilon}) at
+#' new inputs, in the units of the original target. Each draw of \eqn{f}{f} is a
+#' pathwise sample \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}{f(x*)
+#' = mu(x*) + f0(x*) - k(x*, X) alpha_s}: a random-feature prior draw
+#' \eqn{f_0}{f0} corrected by the solution \eqn{\alpha_s}{alpha_s} of \eqn{(K +
+#' \lambda I) \alpha_s = f_0(X) + \zeta}{(K + lambda I) alpha_s = f0(X) + zeta}.
 #'
 #' As [stats::simulate()], every call draws afresh from R's random number
 #' generator, unless `seed` is given: then the draws are reproducible, and

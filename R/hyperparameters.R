@@ -121,7 +121,8 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   # stages' subsets are nested.
   rows <- sample.int(n, m)
   xs <- x[rows, , drop = FALSE]
-  ys <- y[rows]
+  # A matrix for several outputs, whose likelihoods add up.
+  ys <- if (is.matrix(y)) y[rows, , drop = FALSE] else y[rows]
   ws <- weights[rows]
 
   kernel <- kernel_for_dimension(kernel, d)
@@ -137,7 +138,9 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
 
   for (s in seq_len(last)) {
     stage <- seq_len(sizes[s])
-    objective <- mll_objective(xs[stage, , drop = FALSE], ys[stage], ws[stage],
+    objective <- mll_objective(xs[stage, , drop = FALSE],
+                               if (is.matrix(ys)) ys[stage, , drop = FALSE] else ys[stage],
+                               ws[stage],
                                kernel$family, space$start, free, threads)
     if (length(free) > 0L) {
       # Smaller stages cost (m / size)^3 less per evaluation: they get
@@ -226,7 +229,8 @@ parameter_space <- function(x, y, kernel, noise, min_noise) {
   # near 1e+-300), and the targets' variance on the log scale.
   sd_x <- col_moments(x)$sd
   sd_x[sd_x <= 0] <- 1
-  sd_y <- col_moments(y)$sd
+  # Several outputs: their mean variance.
+  sd_y <- sqrt(mean(col_moments(y)$sd^2))
   log_var_y <- if (sd_y > 0) 2 * log(sd_y) else 0
   start <- c(log(sqrt(d) * sd_x), log_var_y + log(c(1, 0.1)))
   lower <- c(log(1e-3 * sd_x), log_var_y + log(c(1e-4, min_noise)))
@@ -270,10 +274,15 @@ mll_objective <- function(x, y, weights, family, theta, free, threads) {
       theta[free] <- par
       kernel <- list(family = family, lengthscale = exp(theta[seq_len(d)]),
                      variance = exp(theta[[d + 1L]]))
-      res <- .Call(C_mll, scale_inputs(x, kernel), y, kernel_spec(kernel),
-                   exp(theta[[d + 2L]]), weights, TRUE, threads)
-      if (res$interrupted) {
-        signal_interrupt("Hyperparameter estimation was interrupted by the user")
+      # Several outputs (columns of y): the sum of their likelihoods.
+      res <- list(value = 0, gradient = 0)
+      for (j in seq_len(NCOL(y))) {
+        one <- .Call(C_mll, scale_inputs(x, kernel), as.matrix(y)[, j], kernel_spec(kernel),
+                     exp(theta[[d + 2L]]), weights, TRUE, threads)
+        if (one$interrupted) {
+          signal_interrupt("Hyperparameter estimation was interrupted by the user")
+        }
+        res <- list(value = res$value + one$value, gradient = res$gradient + one$gradient)
       }
       count <<- count + 1L
       last_par <<- par

@@ -78,17 +78,25 @@ nobs.sddgp <- function(object, ...) object$n
 # The exact log marginal likelihood of the fit's training targets in the
 # units of y (C_mll, without its gradient), NA where K + noise is not
 # numerically positive definite.
+# Several outputs are independent given the hyperparameters: the sum over
+# them (one factorisation each).
 exact_log_likelihood <- function(object, threads) {
-  res <- .Call(C_mll, scale_inputs(object$x, object$kernel), object$y,
-               kernel_spec(object$kernel), object$noise, object$weights, FALSE,
-               sddgp_threads(threads))
-  if (res$interrupted) signal_interrupt("The log-likelihood was interrupted by the user")
-  unstandardized_log_likelihood(res$value, object)
+  y <- as.matrix(object$y)
+  value <- 0
+  for (j in seq_len(ncol(y))) {
+    res <- .Call(C_mll, scale_inputs(object$x, object$kernel), y[, j],
+                 kernel_spec(object$kernel), object$noise, object$weights, FALSE,
+                 sddgp_threads(threads))
+    if (res$interrupted) signal_interrupt("The log-likelihood was interrupted by the user")
+    value <- value + res$value
+  }
+  unstandardized_log_likelihood(value, object)
 }
 
-# y = m + s ys: the density of y is that of ys times 1 / s^n.
+# y = m + s ys: the density of y is that of ys times 1 / s^n (for each
+# output).
 unstandardized_log_likelihood <- function(value, object) {
-  value - object$n * log(object$scaling$y_scale)
+  value - object$n * sum(log(object$scaling$y_scale))
 }
 
 # Most single-core seconds (by operation counts, exact_cost()) that the
@@ -100,10 +108,12 @@ log_likelihood_fit_seconds <- 0.5
 # (logLik() computes it when asked).
 fit_log_likelihood <- function(fit, sol, threads) {
   if (!is.null(sol$log_det)) {
-    value <- -0.5 * sum(fit$y * fit$alpha) - 0.5 * sol$log_det - 0.5 * fit$n * log(2 * pi)
+    # Summed over the outputs, which share the factorisation.
+    q <- n_outputs(fit)
+    value <- -0.5 * sum(fit$y * fit$alpha) - 0.5 * q * (sol$log_det + fit$n * log(2 * pi))
     return(unstandardized_log_likelihood(value, fit))
   }
-  if (exact_cost(fit$n, fit$d, 1L) <= log_likelihood_fit_seconds) {
+  if (n_outputs(fit) * exact_cost(fit$n, fit$d, 1L) <= log_likelihood_fit_seconds) {
     return(exact_log_likelihood(fit, threads))
   }
   NULL
@@ -113,6 +123,7 @@ fit_log_likelihood <- function(fit, sol, threads) {
 # (length scales by input column).
 estimated_parameters <- function(object) {
   est <- object$estimation$estimated
-  nm <- names(stats::coef(object))
+  # One kernel variance and noise, shared by the outputs of a multi-output fit.
+  nm <- c(paste0("lengthscale.", input_labels(object)), "variance", "noise")
   nm[c(rep("lengthscale" %in% est, object$d), "variance" %in% est, "noise" %in% est)]
 }

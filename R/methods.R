@@ -54,10 +54,15 @@ NULL
 coef.sddgp <- function(object, ...) {
   check_dots_empty(...)
   sc <- object$scaling
+  # Several outputs share the kernel and noise of the standardised data:
+  # in the data's units each has its own variance and noise.
+  per_output <- function(name) {
+    if (n_outputs(object) == 1L) name else paste(name, output_names(object), sep = ".")
+  }
   c(stats::setNames(object$kernel$lengthscale * sc$x_scale,
                     paste0("lengthscale.", input_labels(object))),
-    variance = object$kernel$variance * sc$y_scale^2,
-    noise = object$noise * sc$y_scale^2)
+    stats::setNames(object$kernel$variance * sc$y_scale^2, per_output("variance")),
+    stats::setNames(object$noise * sc$y_scale^2, per_output("noise")))
 }
 
 #' @rdname sddgp-methods
@@ -65,7 +70,9 @@ coef.sddgp <- function(object, ...) {
 #' @export
 sigma.sddgp <- function(object, ...) {
   check_dots_empty(...)
-  object$scaling$y_scale * sqrt(object$noise)
+  sigma <- object$scaling$y_scale * sqrt(object$noise)
+  if (n_outputs(object) > 1L) names(sigma) <- output_names(object)
+  sigma
 }
 
 #' @rdname sddgp-methods
@@ -110,7 +117,7 @@ fitted.sddgp <- function(object, ...) {
 residuals.sddgp <- function(object, ...) {
   check_dots_empty(...)
   sc <- object$scaling
-  r <- unstandardize(object$y, sc$y_center, sc$y_scale) - object$fitted.values
+  r <- unstandardize_targets(object$y, sc) - object$fitted.values
   stats::naresid(object$na.action, r)
 }
 

@@ -96,38 +96,51 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   }
 
   sc <- object$scaling
+  q <- n_outputs(object)
+  if (q > 1L && interval != "none") {
+    abort_argument("interval", sprintf(
+      "must be \"none\" for a fit of %d outputs; use se.fit = TRUE (one column per output)", q))
+  }
   # Rows with missing values (na.pass) predict NA.
   complete <- !rowSums(is.na(xnew))
   post <- posterior_moments(object, xnew[complete, , drop = FALSE], need_var, threads,
                             chunk_size)
-  mean <- var <- rep(NA_real_, nrow(xnew))
-  mean[complete] <- post$mean
+  mean <- matrix(NA_real_, nrow(xnew), q)
+  mean[complete, ] <- post$mean
+  var <- rep(NA_real_, nrow(xnew))
   if (need_var) var[complete] <- post$var
   # NA at the rows na.exclude() left out (as lm): the fit's at the training
   # inputs, `na.action`'s for newdata.
   pad <- function(v) stats::napredict(if (at_training) object$na.action else omitted, v)
-  fit <- unstandardize(mean, sc$y_center, sc$y_scale)
-  names(fit) <- rownames(xnew)
+  # One output: vectors; several: a column each.
+  shape <- function(m) {
+    if (q == 1L) return(stats::setNames(m[, 1L], rownames(xnew)))
+    dimnames(m) <- list(rownames(xnew), output_names(object))
+    m
+  }
+  fit <- shape(unstandardize_targets(mean, sc))
   if (!need_var) return(pad(fit))
 
   # y_scale multiplies last: its square overflows for targets beyond 1e154.
-  se <- sc$y_scale * sqrt(var)
+  se <- shape(outer(sqrt(var), sc$y_scale))
   if (interval != "none") {
     spread <- if (interval == "prediction") sc$y_scale * sqrt(var + object$noise / weights) else se
-    q <- stats::qnorm((1 + level) / 2)
-    fit <- cbind(fit = fit, lwr = fit - q * spread, upr = fit + q * spread)
+    z <- stats::qnorm((1 + level) / 2)
+    fit <- cbind(fit = fit, lwr = fit - z * spread, upr = fit + z * spread)
   }
   if (!se.fit) return(pad(fit))
-  list(fit = pad(fit), se.fit = pad(stats::setNames(se, rownames(xnew))),
-       residual.scale = sc$y_scale * sqrt(object$noise))
+  residual_scale <- sc$y_scale * sqrt(object$noise)
+  if (q > 1L) names(residual_scale) <- output_names(object)
+  list(fit = pad(fit), se.fit = pad(se), residual.scale = residual_scale)
 }
 
-# The posterior mean of f and, if need_var, its variance (standardised
-# units) at the standardised inputs x, `chunk_size` rows at a time: from
-# the exact factor (exact_variance()) or the fit's samples.
+# The posterior mean of f (a column per output) and, if need_var, its
+# variance (standardised units, the same for every output) at the
+# standardised inputs x, `chunk_size` rows at a time: from the exact factor
+# (exact_variance()) or the fit's samples.
 posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L) {
   n <- nrow(x)
-  mean <- numeric(n)
+  mean <- matrix(0, n, NCOL(object$alpha))
   var <- if (need_var) numeric(n)
   exact <- need_var && exact_variance(object)
   if (exact) {
@@ -146,7 +159,7 @@ posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L) 
     near <- rows[!far]
     xn <- xc[!far, , drop = FALSE]
     post <- posterior_at(object, xn, need_var && !exact, threads)
-    mean[near] <- post$mean
+    mean[near, ] <- post$mean
     if (exact) var[near] <- exact_variance_at(object, factor, xn, threads)
     else if (need_var) var[near] <- rowMeans(post$centred^2)
   }
@@ -156,9 +169,11 @@ posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L) 
 # The posterior mean at the training inputs in the units of y, stored at
 # fit time for fitted() and residuals(): one pass over K(X, X).
 fitted_at_training <- function(fit, threads) {
-  sc <- fit$scaling
-  mean <- posterior_moments(fit, fit$x, FALSE, threads)$mean
-  stats::setNames(unstandardize(mean, sc$y_center, sc$y_scale), rownames(fit$x))
+  fitted <- unstandardize_targets(posterior_moments(fit, fit$x, FALSE, threads)$mean,
+                                  fit$scaling)
+  if (ncol(fitted) == 1L) return(stats::setNames(fitted[, 1L], rownames(fit$x)))
+  dimnames(fitted) <- list(rownames(fit$x), output_names(fit))
+  fitted
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the
@@ -166,12 +181,13 @@ fitted_at_training <- function(fit, threads) {
 # x must not be far_rows() (see check_near()).
 posterior_at <- function(object, x, with_samples, threads,
                          alpha_samples = object$alpha_samples, prior = object$prior) {
-  A <- if (with_samples) cbind(object$alpha, alpha_samples) else
-    matrix(object$alpha, ncol = 1L)
+  # The mean's weights: a column per output.
+  means <- seq_len(NCOL(object$alpha))
+  A <- if (with_samples) cbind(object$alpha, alpha_samples) else as.matrix(object$alpha)
   BA <- basis_matmul(object, x, A, threads)
-  out <- list(mean = BA[, 1L])
+  out <- list(mean = BA[, means])
   if (with_samples) {
-    out$centred <- prior_values(prior, object$kernel, x, threads) - BA[, -1L, drop = FALSE]
+    out$centred <- prior_values(prior, object$kernel, x, threads) - BA[, -means, drop = FALSE]
   }
   out
 }

@@ -6,6 +6,7 @@ print.sddgp <- function(x, digits = 4, ...) {
   cat(sprintf("  %d observations, %d input%s; %d posterior sample%s\n", x$n, x$d,
               if (x$d == 1L) "" else "s", ncol(x$alpha_samples),
               if (ncol(x$alpha_samples) == 1L) "" else "s"))
+  cat_lines(outputs_line(output_names(x)))
   cat(sprintf("  kernel: %s, variance %s\n", kernel_label(x$kernel),
               format(x$kernel$variance, digits = digits)))
   cat_lines(hyperparameter_lines(x, input_labels(x), digits))
@@ -59,7 +60,14 @@ wrap_items <- function(items, initial, exdent, width = 0.9 * getOption("width"))
 # column happened to have mean 0 and standard deviation 1).
 is_standardized <- function(scaling) {
   !(all(scaling$x_center == 0) && all(scaling$x_scale == 1) &&
-      scaling$y_center == 0 && scaling$y_scale == 1)
+      all(scaling$y_center == 0) && all(scaling$y_scale == 1))
+}
+
+# The outputs of a fit of several (NULL names: one output, no line).
+outputs_line <- function(outputs) {
+  if (is.null(outputs)) return(character())
+  wrap_items(outputs, sprintf("  %d outputs, sharing the kernel and noise: ", length(outputs)),
+             "    ")
 }
 
 # Estimates on a bound of the estimation's search box (bounds_reached(),
@@ -151,7 +159,7 @@ summary.sddgp <- function(object, ...) {
     not_converged = if (short_of_accuracy(object)) not_converged_note(object),
     cached = object$cached,
     estimation = object$estimation, scaling = object$scaling,
-    input_labels = input_labels(object)),
+    input_labels = input_labels(object), outputs = output_names(object)),
     class = "summary.sddgp")
 }
 
@@ -164,6 +172,7 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
     cat("\n")
   }
   cat(sprintf("Data: %d observations, %d input%s\n", x$n, x$d, if (x$d == 1L) "" else "s"))
+  cat_lines(outputs_line(x$outputs))
   cat(sprintf("\nKernel: %s, variance %s\n", kernel_label(x$kernel),
               format(x$kernel$variance, digits = digits)))
   cat_lines(hyperparameter_lines(x, x$input_labels, digits))

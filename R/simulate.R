@@ -59,6 +59,7 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata,
                            type = c("function", "response"), weights = NULL,
                            stored = FALSE, threads = NULL, ...) {
   check_dots_empty(...)
+  check_single_output(object, "simulate()")
   check_number(nsim, "nsim", lower = 1, upper = 1e5, integer = TRUE)
   type <- choose_one(type, "type", c("function", "response"), partial = TRUE)
   check_flag(stored, "stored")
@@ -105,7 +106,7 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata,
     paths[rows, ] <- post$mean + post$centred
   }
   if (type == "response") paths <- paths + sqrt(noise) * stats::rnorm(length(paths))
-  out <- as.data.frame(unstandardize(paths, sc$y_center, sc$y_scale))
+  out <- as.data.frame(unstandardize_targets(paths, sc))
   names(out) <- paste0("sim_", seq_len(nsim))
   attr(out, "seed") <- rng_state
   out

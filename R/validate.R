@@ -134,14 +134,24 @@ check_finite_rows <- function(x, arg, allow_na = FALSE) {
   x
 }
 
+# A numeric vector, or for several outputs a matrix with one column each
+# (named y1, y2, ... when unnamed).
 check_targets <- function(y, n, against = "`x` has %d rows") {
   if (is.data.frame(y) && ncol(y) == 1L) y <- y[[1L]]
-  if (!is.numeric(y) || !is.null(dim(y)) && !(length(dim(y)) == 2L && ncol(y) == 1L)) {
-    abort_argument("y", "must be a numeric vector")
+  if (is.data.frame(y) && all(vapply(y, is.numeric, logical(1L)))) y <- as.matrix(y)
+  if (!is.numeric(y) || !is.null(dim(y)) && !(length(dim(y)) == 2L && ncol(y) >= 1L)) {
+    abort_argument("y", "must be a numeric vector, or a numeric matrix with one column per output")
   }
-  y <- as.numeric(y)
-  if (length(y) != n) {
-    abort_argument("y", sprintf(paste("has length %d but", against), length(y), n))
+  if (is.matrix(y) && ncol(y) > 1L) {
+    storage.mode(y) <- "double"
+    colnames(y) <- repair_names(colnames(y) %||% paste0("y", seq_len(ncol(y))))
+    rownames(y) <- NULL
+  } else {
+    y <- as.numeric(y)
+  }
+  if (NROW(y) != n) {
+    abort_argument("y", sprintf(paste(if (is.matrix(y)) "has %d rows but" else
+      "has length %d but", against), NROW(y), n))
   }
   bad <- which(!is.finite(y))
   if (length(bad)) {

@@ -101,6 +101,8 @@ test_that("what one output only supports gives classed errors", {
   xt <- make_inputs(3, 2)
   expect_error(predict(fit, xt, interval = "confidence"), class = "sddgp_error_argument",
                regexp = "`interval` must be \"none\" for a fit of 2 outputs")
+  expect_error(predictive_scores(fit, xt, 1:3), class = "sddgp_error_argument",
+               regexp = "`object` has 2 outputs")
   expect_error(simulate(fit), class = "sddgp_error_argument",
                regexp = "`object` has 2 outputs; simulate\\(\\) takes fits of one output")
   expect_error(gp_sdd(m$x, m$Y, kernel = mo_kernel, noise = 0.05, solver = "svgp"),

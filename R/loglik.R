@@ -13,11 +13,11 @@
 #'
 #' An exact fit (`solver = "cholesky"`) gets it for free from its
 #' factorisation; other fits compute it at fit time when its operation
-#' count (that of a Cholesky factorisation of `n` points) is small (about
-#' 1500 points with R's reference BLAS), else when `logLik()` is called,
-#' which then costs about as long as an exact fit (a Cholesky
-#' factorisation, no solve of samples). Beyond the exact solver's 20000
-#' points it is not computed: where the fit carries an estimate
+#' count (that of a Cholesky factorisation of `n` points) is small (up to
+#' about 900 points with R's reference BLAS, 2000 with OpenBLAS), else when
+#' `logLik()` is called, which then costs about as long as an exact fit (a
+#' Cholesky factorisation, no solve of samples). Beyond the exact solver's
+#' 20000 points it is not computed: where the fit carries an estimate
 #' (`fit$estimation$log_likelihood`) that is returned, with attribute
 #' `estimate = TRUE` (printed as such), else `NA` with a warning of class
 #' `sddgp_warning_no_log_likelihood`.
@@ -101,7 +101,7 @@ unstandardized_log_likelihood <- function(value, object) {
 
 # Most single-core seconds (by operation counts, exact_cost()) that the
 # fit spends on its log-likelihood when its solver does not give it.
-log_likelihood_fit_seconds <- 0.5
+log_likelihood_fit_seconds <- 0.1
 
 # The log-likelihood stored at fit time: from the exact solver's
 # factorisation (`sol$log_det`), else computed when it is cheap, else NULL

@@ -58,6 +58,18 @@ test_that("every solver stores the exact value at fit time for small n", {
   expect_equal(c(logLik(sdd)), ref, tolerance = 1e-10)
 })
 
+test_that("a larger fit leaves the log-likelihood to logLik()", {
+  # 1200 points: a factorisation beyond log_likelihood_fit_seconds.
+  d <- make_data(1200, 1, seed = 74)
+  fit <- suppressWarnings(withr::with_seed(75, gp_sdd(
+    d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.05,
+    control = sdd_control(iterations = 5, batch_size = 64))))
+  expect_null(fit$log_likelihood)
+  exact <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 0.05, solver = "cholesky")
+  expect_type(exact$log_likelihood, "double")
+  expect_equal(c(logLik(fit)), c(logLik(exact)), tolerance = 1e-9)
+})
+
 test_that("beyond the exact solver's size an estimate is used, else NA with a warning", {
   d <- ll_data()
   fit <- withr::with_seed(73, gp_sdd(d$x, d$y, kernel = "matern32", solver = "cholesky"))

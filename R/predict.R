@@ -72,7 +72,9 @@
 #'   With an interval: a matrix with columns `fit`, `lwr`, `upr`. With
 #'   `se.fit = TRUE`: a list with `fit` (vector or matrix as before),
 #'   `se.fit` and `residual.scale` (the noise standard deviation of a unit
-#'   weight).
+#'   weight). For a fit of several outputs (`y` a matrix in [gp_sdd()]):
+#'   `fit` and `se.fit` are matrices with a column per output and
+#'   `residual.scale` has a value per output; intervals are not available.
 #' @export
 predict.sddgp <- function(object, newdata, se.fit = FALSE,
                           interval = c("none", "confidence", "prediction"),

@@ -141,7 +141,7 @@ solve_cabcd <- function(problem, control, threads, state) {
   status <- raise_status(decode_status(fit), "cabcd", fit$iterations, sprintf(paste(
     "The step size was %s; use a smaller `step_size` in cabcd_control()."),
     format(signif(settings$step_size, 4))), step_size = settings$step_size)
-  trace <- solver_trace(fit$trace, problem$has_mean)
+  trace <- solver_trace(fit$trace, mean_systems(problem))
   done <- seq_len(fit$iterations)
   trace$loss <- if (problem$has_mean) res$loss[done, 1L] else rep(NA_real_, length(done))
   trace$passes <- res$passes[done]

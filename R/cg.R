@@ -109,7 +109,7 @@ solve_cg <- function(problem, control, threads, state) {
     "or non-finite values): K + noise * I is not numerically positive",
     "definite. Increase `noise` or check the data."))
   list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = solver_trace(res$trace, problem$has_mean), state = NULL,
+       trace = solver_trace(res$trace, mean_systems(problem)), state = NULL,
        cached = settings$use_cache, tolerance = settings$tolerance)
 }
 

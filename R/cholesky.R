@@ -49,14 +49,18 @@ solve_cholesky <- function(problem, control, threads, state) {
   res <- .Call(C_chol_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, threads)
   if (res$interrupted) signal_interrupt("The Cholesky factorisation was interrupted by the user")
-  if (res$info != 0L) {
-    sddgp_abort(paste(
-      "The Cholesky factorisation of K + noise * I failed: the matrix is not",
-      "numerically positive definite. Increase `noise` or check for",
-      "duplicated inputs."), class = "sddgp_error_numerical")
-  }
+  if (res$info != 0L) abort_not_positive_definite()
   check_conditioning(res$rcond, res$norm, problem$noise)
-  list(alpha = res$alpha, iterations = 0L, status = "exact", trace = empty_trace())
+  # log det(K + diag(noise)): the fit's log marginal likelihood for free (logLik()).
+  list(alpha = res$alpha, iterations = 0L, status = "exact", trace = empty_trace(),
+       log_det = res$log_det)
+}
+
+abort_not_positive_definite <- function() {
+  sddgp_abort(paste(
+    "The Cholesky factorisation of K + noise * I failed: the matrix is not",
+    "numerically positive definite. Increase `noise` or check for",
+    "duplicated inputs."), class = "sddgp_error_numerical")
 }
 
 # Reciprocal condition numbers (1-norm) of K + diag(noise) below which the

@@ -12,12 +12,30 @@ new_control <- function(solver, settings, features) {
 #' @export
 print.sddgp_control <- function(x, ...) {
   cat(sprintf("Settings of solver \"%s\" (%s)\n", x$solver, solver_info(x$solver)$label))
-  fields <- unclass(x)[setdiff(names(x), "solver")]
+  cat_control_fields(unclass(x)[setdiff(names(x), "solver")])
+  invisible(x)
+}
+
+# summary()'s view of the settings: only those that differ from the
+# solver's defaults.
+print_control_changes <- function(control) {
+  defaults <- solver_info(control$solver)$control()
+  changed <- Filter(function(nm) !identical(control[[nm]], defaults[[nm]]),
+                    setdiff(union(names(control), names(defaults)), "solver"))
+  if (!length(changed)) {
+    cat(sprintf("Settings of solver \"%s\": the defaults\n", control$solver))
+    return(invisible(control))
+  }
+  cat(sprintf("Settings of solver \"%s\" that differ from the defaults:\n", control$solver))
+  cat_control_fields(unclass(control)[changed])
+  invisible(control)
+}
+
+cat_control_fields <- function(fields) {
   shown <- vapply(fields, function(v) {
     if (is.null(v)) "auto" else paste(format(v), collapse = ", ")
   }, character(1L))
   cat(paste0("  ", format(names(shown)), "  ", shown), sep = "\n")
-  invisible(x)
 }
 
 # The kernel-matrix settings of the solvers that multiply by all of K: its

@@ -170,7 +170,7 @@ solve_dsg <- function(problem, control, threads, state) {
     "The step size was %s; use a smaller `step_size` (or `step_fraction`)",
     "in dsg_control()."), format(signif(step, 4))), step_size = step)
   list(alpha = res$alpha, iterations = res$iterations, status = status,
-       trace = solver_trace(res$trace, problem$has_mean),
+       trace = solver_trace(res$trace, mean_systems(problem)),
        basis = list(type = "dsg", seed = feature_seed, block = control$block_size,
                     iterations = control$iterations),
        state = list(feature_seed = feature_seed, step_size = c(mean = step, samples = step)))

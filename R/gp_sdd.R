@@ -70,12 +70,29 @@
 #' underflow double precision (from a target variance beyond
 #' \eqn{10^{308}}, say) are errors of class `sddgp_error_argument`.
 #'
+#' @section Several outputs: With `y` a matrix of `q` columns, `gp_sdd()`
+#'   fits one GP per column, all with the same kernel and noise variance
+#'   (of the standardised data, each column standardised on its own, so in
+#'   the data's units each output has its own kernel variance and noise:
+#'   see [coef.sddgp()]). The posterior means are solved together, as `q`
+#'   right-hand sides of one system (with the samples' if any), by the
+#'   solvers that take any right-hand sides: `"cholesky"`, `"sdd"` and
+#'   `"cg"` (and the automatic choice among them). Estimated
+#'   hyperparameters maximise the sum of the outputs' log marginal
+#'   likelihoods, and [logLik.sddgp()] is that sum. [predict.sddgp()]
+#'   returns a matrix with a column per output (standard errors too; no
+#'   intervals), as do `fitted()` and `residuals()`; [simulate.sddgp()]
+#'   takes fits of one output only.
+#'
 #' @param x A numeric matrix or data frame of inputs (one row per
 #'   observation), or a formula `y ~ x1 + x2` (or `y ~ .`). Empty column
 #'   names become `V<position>` and repeated ones are made unique (`a`,
 #'   `a.1`, as [data.frame()] does); [predict.sddgp()] matches `newdata` by
 #'   these names.
-#' @param y Numeric vector of targets, one per row of `x`.
+#' @param y Numeric vector of targets, one per row of `x`; or a numeric
+#'   matrix (or data frame) with a column per output (section Several
+#'   outputs). For the formula method, `cbind(y1, y2) ~ .` as for
+#'   [stats::lm()].
 #' @param data For the formula method: a data frame holding the variables
 #'   (as for [stats::lm()], not a matrix).
 #' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
@@ -115,9 +132,13 @@
 #'   training data, the scaling, the kernel and noise, the representer
 #'   weights of the mean (`alpha`) and of the samples (`alpha_samples`), the
 #'   prior draws behind the samples, the solver settings, a convergence trace,
-#'   timings and, for the solvers with a kernel cache (SDD, SGD, CG),
-#'   `cached`: whether the kernel matrix was cached. See [predict.sddgp()],
-#'   [simulate.sddgp()], [summary.sddgp()] and [plot.sddgp()].
+#'   timings, the posterior mean at the training inputs (`fitted.values`,
+#'   in the units of `y`), the log marginal likelihood when it was cheap to
+#'   compute (`log_likelihood`, else `NULL`; see [logLik.sddgp()]) and, for
+#'   the solvers with a kernel cache (SDD, SGD, CG), `cached`: whether the
+#'   kernel matrix was cached. See [predict.sddgp()], [simulate.sddgp()],
+#'   [summary.sddgp()], [plot.sddgp()], [logLik.sddgp()] and
+#'   [coef.sddgp()] (with `sigma()`, `update()`, `fitted()`, ...).
 #' @references Lin, J. A., Padhy, S., Antoran, J., Tripp, A., Terenin, A.,
 #'   Szepesvari, C., Hernandez-Lobato, J. M. and Janz, D. (2024). Stochastic
 #'   gradient descent for Gaussian processes done right. *ICLR*.
@@ -154,6 +175,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   x <- check_inputs(x)
   y <- check_targets(y, nrow(x))
   chosen <- resolve_solver(solver, control, nrow(x))
+  check_multi_output_solver(chosen$solver, NCOL(y))
   if (!inherits(estimation, "sddgp_estimation_control")) {
     abort_argument("estimation", "must be made by estimation_control()")
   }
@@ -184,6 +206,9 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads, start)
+  fit$fitted.values <- fitted_at_training(fit, threads)
+  # As gp_sdd(), not the method's name, so that update() finds it.
+  call[[1L]] <- quote(gp_sdd)
   fit$call <- call
   warn_if_not_converged(fit)
   fit
@@ -230,6 +255,7 @@ gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.o
   fit$xlevels <- stats::.getXlevels(terms, mf)
   fit$na.action <- attr(mf, "na.action")
   fit$call <- match.call()
+  fit$call[[1L]] <- quote(gp_sdd)
   fit
 }
 
@@ -269,8 +295,10 @@ fit_posterior <- function(fit, samples, threads, start = NULL) {
   } else {
     sol <- run_solver(fit$solver, problem, fit$control, threads)
   }
-  fit$alpha <- sol$alpha[, 1L]
-  fit$alpha_samples <- sol$alpha[, -1L, drop = FALSE]
+  # One column of mean weights per output (a vector for one output).
+  means <- seq_len(NCOL(fit$y))
+  fit$alpha <- if (length(means) == 1L) sol$alpha[, 1L] else sol$alpha[, means, drop = FALSE]
+  fit$alpha_samples <- sol$alpha[, -means, drop = FALSE]
   fit$basis <- sol$basis
   fit$state <- sol$state
   fit$prior <- prior
@@ -280,6 +308,7 @@ fit_posterior <- function(fit, samples, threads, start = NULL) {
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
   fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache
+  fit$log_likelihood <- fit_log_likelihood(fit, sol, threads)  # NULL: logLik() computes it
   fit
 }
 

@@ -36,7 +36,10 @@
 #' standardised data (the default in [gp_sdd()]) these standard deviations
 #' and variances are 1. The marginal likelihood can have several local
 #' maxima (typically a noisy smooth fit and a nearly interpolating one); the
-#' estimate is a local maximum.
+#' estimate is a local maximum. Estimates that end on a bound of this box
+#' are flagged by `print()` and `summary()` of the fit (and listed in its
+#' `estimation$at_bound`): a length scale at its upper bound, for instance,
+#' means the input hardly matters.
 #'
 #' @section Estimation on all the data:
 #' With `method = "iterative"` the subset's estimate is the start of
@@ -157,7 +160,8 @@ print.sddgp_estimation_control <- function(x, ...) {
 # by the stage's number of points), convergence (optim's code for the pilot,
 # which runs to convergence; the later stages stop after a set number of
 # iterations by design), message (optim's message for every stage), seconds,
-# estimated (names of the estimated hyperparameters))).
+# estimated (names of the estimated hyperparameters), at_bound
+# (bounds_reached()))).
 estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
                                      weights = NULL) {
   start_time <- proc.time()[["elapsed"]]
@@ -168,7 +172,8 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   # stages' subsets are nested.
   rows <- sample.int(n, m)
   xs <- x[rows, , drop = FALSE]
-  ys <- y[rows]
+  # A matrix for several outputs, whose likelihoods add up.
+  ys <- if (is.matrix(y)) y[rows, , drop = FALSE] else y[rows]
   ws <- weights[rows]
 
   kernel <- kernel_for_dimension(kernel, d)
@@ -184,7 +189,9 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
 
   for (s in seq_len(last)) {
     stage <- seq_len(sizes[s])
-    objective <- mll_objective(xs[stage, , drop = FALSE], ys[stage], ws[stage],
+    objective <- mll_objective(xs[stage, , drop = FALSE],
+                               if (is.matrix(ys)) ys[stage, , drop = FALSE] else ys[stage],
+                               ws[stage],
                                kernel$family, space$start, free, threads)
     if (length(free) > 0L) {
       # Smaller stages cost (m / size)^3 less per evaluation: they get
@@ -215,12 +222,13 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   theta <- space$start
   theta[free] <- par
   subset_seconds <- proc.time()[["elapsed"]] - start_time
-  method <- estimation_method(control, n, length(free))
+  method <- estimation_method(control, n, length(free), NCOL(y))
   iterative <- NULL
+  box <- space
   if (method == "iterative") {
-    full <- parameter_space(x, y, kernel, noise, control$min_noise)
-    theta[free] <- pmin(pmax(theta[free], full$lower[free]), full$upper[free])
-    iterative <- estimate_iterative(x, y, kernel$family, full, theta,
+    box <- parameter_space(x, y, kernel, noise, control$min_noise)
+    theta[free] <- pmin(pmax(theta[free], box$lower[free]), box$upper[free])
+    iterative <- estimate_iterative(x, y, kernel$family, box, theta,
                                     control$iterative, threads, weights)
     theta <- iterative$theta
   }
@@ -239,7 +247,8 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
                          subset_seconds = subset_seconds,
                          iterative = iterative$record,
                          seconds = proc.time()[["elapsed"]] - start_time,
-                         estimated = estimated),
+                         estimated = estimated,
+                         at_bound = bounds_reached(theta, box)),
        solution = iterative$solution)
 }
 
@@ -247,11 +256,29 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
 # estimates on all the data (see ?estimation_control).
 iterative_max_n <- 50000
 
-# "subset" or "iterative", for n points with `nfree` free hyperparameters.
-estimation_method <- function(control, n, nfree) {
+# "subset" or "iterative", for n points with `nfree` free hyperparameters
+# and `outputs` columns of targets.
+estimation_method <- function(control, n, nfree, outputs = 1L) {
   if (nfree == 0L || control$method == "subset") return("subset")
+  if (outputs > 1L) {
+    if (control$method == "auto") return("subset")
+    abort_argument("estimation", paste(
+      "has method = \"iterative\", which estimates from one column of targets:",
+      "use method = \"subset\" for several"))
+  }
   if (control$method == "iterative") return("iterative")
   if (n > control$subset_size && n <= iterative_max_n) "iterative" else "subset"
+}
+
+# For each of the d + 2 log hyperparameters, "lower" or "upper" where the
+# estimate lies on that bound of the search box (L-BFGS-B stops exactly on
+# it), else "" (given ones too): print() flags them.
+bounds_reached <- function(theta, space) {
+  at <- character(length(theta))
+  at[abs(theta - space$lower) < 1e-8] <- "lower"
+  at[abs(theta - space$upper) < 1e-8] <- "upper"
+  at[setdiff(seq_along(at), space$free)] <- ""
+  at
 }
 
 # Subset sizes of the stages: the pilot, doublings of it that are well below
@@ -286,7 +313,8 @@ parameter_space <- function(x, y, kernel, noise, min_noise) {
   # near 1e+-300), and the targets' variance on the log scale.
   sd_x <- col_moments(x)$sd
   sd_x[sd_x <= 0] <- 1
-  sd_y <- col_moments(y)$sd
+  # Several outputs: their mean variance.
+  sd_y <- sqrt(mean(col_moments(y)$sd^2))
   log_var_y <- if (sd_y > 0) 2 * log(sd_y) else 0
   start <- c(log(sqrt(d) * sd_x), log_var_y + log(c(1, 0.1)))
   lower <- c(log(1e-3 * sd_x), log_var_y + log(c(1e-4, min_noise)))
@@ -330,10 +358,15 @@ mll_objective <- function(x, y, weights, family, theta, free, threads) {
       theta[free] <- par
       kernel <- list(family = family, lengthscale = exp(theta[seq_len(d)]),
                      variance = exp(theta[[d + 1L]]))
-      res <- .Call(C_mll, scale_inputs(x, kernel), y, kernel_spec(kernel),
-                   exp(theta[[d + 2L]]), weights, threads)
-      if (res$interrupted) {
-        signal_interrupt("Hyperparameter estimation was interrupted by the user")
+      # Several outputs (columns of y): the sum of their likelihoods.
+      res <- list(value = 0, gradient = 0)
+      for (j in seq_len(NCOL(y))) {
+        one <- .Call(C_mll, scale_inputs(x, kernel), as.matrix(y)[, j], kernel_spec(kernel),
+                     exp(theta[[d + 2L]]), weights, TRUE, threads)
+        if (one$interrupted) {
+          signal_interrupt("Hyperparameter estimation was interrupted by the user")
+        }
+        res <- list(value = res$value + one$value, gradient = res$gradient + one$gradient)
       }
       count <<- count + 1L
       last_par <<- par

@@ -3,12 +3,13 @@
 #' Root mean squared error of the posterior mean and mean negative log
 #' predictive density of the observations,
 #' \eqn{-\frac{1}{m}\sum_i \log N(y_i \mid \mu_i, \sigma_i^2 + \lambda)},
-#' with \eqn{\sigma_i^2} the sample-based posterior variance of
-#' [predict.sddgp()]. With `normalised = TRUE` both are in the units of the
+#' with \eqn{\sigma_i^2} the posterior variance of [predict.sddgp()]
+#' (from the samples, or exact for an exact fit without samples). With `normalised = TRUE` both are in the units of the
 #' standardised target (RMSE divided by the training standard deviation of
 #' y; NLL shifted by its log), the convention of the SDD paper's tables.
 #'
-#' @param object An `sddgp` fit with posterior samples.
+#' @param object An `sddgp` fit of one output with posterior samples, or an
+#'   exact one.
 #' @param newdata Test inputs, as for [predict.sddgp()].
 #' @param y Test targets in original units.
 #' @param normalised Report in standardised units.
@@ -17,6 +18,7 @@
 #' @export
 predictive_scores <- function(object, newdata, y, normalised = FALSE, threads = NULL) {
   check_flag(normalised, "normalised")
+  check_single_output(object, "predictive_scores()")
   pred <- stats::predict(object, newdata, se.fit = TRUE, threads = threads)
   y <- check_targets(y, length(pred$fit), against = "`newdata` has %d rows")
   # Scored in units of a power of 2 near the targets' magnitude, where

@@ -1,39 +1,70 @@
 #' Predict from a Gaussian process fit
 #'
-#' The posterior mean \eqn{k(x_*, X) \alpha} at new inputs, in the units of
+#' The posterior mean \eqn{k(x_*, X) \alpha}{k(x*, X) alpha} at new inputs, in the units of
 #' the original target, optionally with standard errors and intervals in the
-#' spirit of [stats::predict.lm()]. Standard errors come from the fit's
-#' pathwise posterior samples (fit with `samples > 0`): the posterior variance
-#' of \eqn{f(x_*)} is estimated by the mean square of the zero-mean sample
-#' paths \eqn{f_0(x_*) - k(x_*, X) \alpha_s}; prediction intervals add the
-#' noise variance. New inputs are processed in chunks of `chunk_size` rows, so
-#' memory stays bounded for any number of them.
+#' spirit of [stats::predict.lm()]. New inputs are processed in chunks of
+#' `chunk_size` rows, so memory stays bounded for any number of them.
 #'
-#' At new inputs more than 1000 length scales outside the range of the
-#' training inputs (in some coordinate), every kernel value underflows to 0
-#' and the posterior is the prior: there the prediction is the prior mean
-#' (the training targets' mean with `standardize = TRUE`, else 0) and the
-#' standard error the prior standard deviation, exactly rather than from the
-#' samples, however far out (inputs whose standardised values overflow
-#' included).
+#' @section Standard errors: `se.fit` is the posterior standard deviation
+#'   of \eqn{f(x_*)}{f(x*)}, obtained according to the fit:
+#'   * an exact fit (`solver = "cholesky"`) without samples: exactly,
+#'     \eqn{k(x_*, x_*) - |L^{-1} k(X, x_*)|^2}{k(x*, x*) - |L^-1 k(X, x*)|^2}
+#'     with \eqn{L}{L} the Cholesky factor of \eqn{K + \lambda W^{-1}}{K +
+#'     lambda W^-1}. The fit does not keep the factor (\eqn{8 n^2}{8 n^2}
+#'     bytes), so the first such call factors the kernel matrix again (about the
+#'     time of the exact fit), and keeps the factor for later calls on the same
+#'     fit in the session (one fit at a time, up to 8192 points); each chunk of
+#'     new points then costs one triangular solve.
+#'   * any fit with posterior samples (`samples > 0` in [gp_sdd()]), exact
+#'     ones included: a Monte Carlo estimate from the fit's pathwise samples,
+#'     the root mean square of the zero-mean sample paths \eqn{f_0(x_*) - k(x_*,
+#'     X) \alpha_s}{f0(x*) - k(x*, X) alpha_s} (or the solver's basis in place
+#'     of \eqn{k(\cdot, X)}{k(., X)}), whose relative error is about
+#'     \eqn{1/\sqrt{2 s}}{1 / sqrt(2 s)} for \eqn{s}{s} samples (an eighth at
+#'     32) on top of the solver's own error.
+#'   * other fits without samples: an error of class
+#'     `sddgp_error_no_samples`; refit with `samples =`.
+#'
+#'   Prediction intervals add the noise variance (`noise / weights`) to the
+#'   variance of \eqn{f(x_*)}{f(x*)}.
+#'
+#'   At new inputs more than 1000 length scales outside the range of the
+#'   training inputs (in some coordinate), every kernel value underflows to 0
+#'   and the posterior is the prior: there the prediction is the prior mean
+#'   (the training targets' mean with `standardize = TRUE`, else 0) and the
+#'   standard error the prior standard deviation, exactly rather than from
+#'   the samples, however far out (inputs whose standardised values overflow
+#'   included).
 #'
 #' @param object An `sddgp` fit.
-#' @param newdata A matrix or data frame with the training input columns (by
-#'   name when both have names), or for a formula fit a data frame with the
-#'   variables. Missing: the training inputs (for a formula fit with
-#'   `na.action = na.exclude`, padded with `NA` at the rows it left out, as
-#'   by [stats::napredict()]). Column names are repaired as
-#'   [gp_sdd()] repaired the training names (an empty name becomes
-#'   `V<position>`, repeated names `a`, `a.1`, ...) before matching, so a
-#'   matrix with the training matrix's names matches column for column.
-#' @param se.fit Return standard errors of the posterior mean of f.
+#' @param newdata A matrix or data frame with the training input columns, or
+#'   for a formula fit a data frame with the variables. For a matrix fit
+#'   whose inputs had column names, columns of `newdata` with names are
+#'   matched by name (a missing name is an error of class
+#'   `sddgp_error_argument`); when either has no names, by position, and
+#'   then `newdata` must have as many columns as the training inputs.
+#'   Missing: the training inputs (for a formula fit with `na.action =
+#'   na.exclude`, padded with `NA` at the rows it left out, as by
+#'   [stats::napredict()]). Column names are repaired as [gp_sdd()]
+#'   repaired the training names (an empty name becomes `V<position>`,
+#'   repeated names `a`, `a.1`, ...) before matching, so a matrix with the
+#'   training matrix's names matches column for column.
+#' @param se.fit Return standard errors of the posterior mean of f (see
+#'   section Standard errors).
 #' @param interval `"none"`, `"confidence"` (for f) or `"prediction"` (for a
-#'   new observation y, noise included).
+#'   new observation y, noise included); abbreviations such as `"conf"` are
+#'   accepted, as by [match.arg()].
 #' @param weights Weights of the new observations, for prediction intervals:
 #'   a new observation has noise variance `noise / weights` (as the training
 #'   observations of a fit with `weights`). One value, or one per row of
 #'   `newdata`.
 #' @param level Coverage of the intervals.
+#' @param na.action What to do with rows of `newdata` with missing values:
+#'   [stats::na.pass()] (the default) predicts `NA` there, as
+#'   [stats::predict.lm()] does; [stats::na.omit()] leaves them out,
+#'   [stats::na.exclude()] too but pads the result with `NA`, and
+#'   [stats::na.fail()] makes them an error (class `sddgp_error_argument`).
+#'   A function or its name.
 #' @param chunk_size Rows of `newdata` handled at a time.
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
 #' @param ... Unused.
@@ -41,74 +72,110 @@
 #'   With an interval: a matrix with columns `fit`, `lwr`, `upr`. With
 #'   `se.fit = TRUE`: a list with `fit` (vector or matrix as before),
 #'   `se.fit` and `residual.scale` (the noise standard deviation of a unit
-#'   weight).
+#'   weight). For a fit of several outputs (`y` a matrix in [gp_sdd()]):
+#'   `fit` and `se.fit` are matrices with a column per output and
+#'   `residual.scale` has a value per output; intervals are not available.
 #' @export
 predict.sddgp <- function(object, newdata, se.fit = FALSE,
                           interval = c("none", "confidence", "prediction"),
-                          level = 0.95, weights = 1, chunk_size = 4096L,
-                          threads = NULL, ...) {
+                          level = 0.95, weights = 1, na.action = stats::na.pass,
+                          chunk_size = 4096L, threads = NULL, ...) {
   check_dots_empty(...)
   check_flag(se.fit, "se.fit")
-  if (is.character(interval) && length(interval) == 3L) interval <- interval[1L]
-  check_choice(interval, "interval", c("none", "confidence", "prediction"))
+  interval <- choose_one(interval, "interval", c("none", "confidence", "prediction"),
+                         partial = TRUE)
   check_number(level, "level", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   check_number(chunk_size, "chunk_size", lower = 1, integer = TRUE)
   threads <- sddgp_threads(threads)
   at_training <- missing(newdata)
-  xnew <- if (at_training) object$x else new_inputs(object, newdata)
-  check_positive_vector(weights, "weights")
-  if (!length(weights) %in% c(1L, nrow(xnew))) {
-    abort_argument("weights", sprintf("must have length 1 or %d (the rows of `newdata`), not %d",
-                                      nrow(xnew), length(weights)))
-  }
+  xnew <- if (at_training) object$x else new_inputs(object, newdata, na.action)
+  omitted <- attr(xnew, "na.action")
+  check_new_weights(weights, nrow(xnew) + length(omitted))
+  if (length(weights) > 1L && length(omitted)) weights <- weights[-omitted]
   need_var <- se.fit || interval != "none"
-  if (need_var) require_samples(object, "standard errors and intervals")
+  if (need_var && !exact_variance(object)) {
+    require_samples(object, "standard errors and intervals")
+  }
 
   sc <- object$scaling
-  mean <- numeric(nrow(xnew))
-  var <- if (need_var) numeric(nrow(xnew))
-  box <- near_box(object)
-  for (rows in chunks(nrow(xnew), chunk_size)) {
-    # Far from the data the posterior is the prior, exactly: mean 0 and the
-    # kernel's variance (no sample paths are evaluated there).
-    x <- xnew[rows, , drop = FALSE]
-    far <- far_rows(x, box)
-    if (need_var) var[rows[far]] <- object$kernel$variance
-    if (all(far)) next
-    near <- rows[!far]
-    post <- posterior_at(object, x[!far, , drop = FALSE], need_var, threads)
-    mean[near] <- post$mean
-    if (need_var) var[near] <- rowMeans(post$centred^2)
+  q <- n_outputs(object)
+  if (q > 1L && interval != "none") {
+    abort_argument("interval", sprintf(
+      "must be \"none\" for a fit of %d outputs; use se.fit = TRUE (one column per output)", q))
   }
-  # At the training inputs, NA at the rows na.exclude() left out (as lm).
-  pad <- function(v) if (at_training) stats::napredict(object$na.action, v) else v
-  fit <- unstandardize(mean, sc$y_center, sc$y_scale)
-  names(fit) <- rownames(xnew)
+  # Rows with missing values (na.pass) predict NA.
+  complete <- !rowSums(is.na(xnew))
+  post <- posterior_moments(object, xnew[complete, , drop = FALSE], need_var, threads,
+                            chunk_size)
+  mean <- matrix(NA_real_, nrow(xnew), q)
+  mean[complete, ] <- post$mean
+  var <- rep(NA_real_, nrow(xnew))
+  if (need_var) var[complete] <- post$var
+  # NA at the rows na.exclude() left out (as lm): the fit's at the training
+  # inputs, `na.action`'s for newdata.
+  pad <- function(v) stats::napredict(if (at_training) object$na.action else omitted, v)
+  # One output: vectors; several: a column each.
+  shape <- function(m) {
+    if (q == 1L) return(stats::setNames(m[, 1L], rownames(xnew)))
+    dimnames(m) <- list(rownames(xnew), output_names(object))
+    m
+  }
+  fit <- shape(unstandardize_targets(mean, sc))
   if (!need_var) return(pad(fit))
 
   # y_scale multiplies last: its square overflows for targets beyond 1e154.
-  se <- sc$y_scale * sqrt(var)
+  se <- shape(outer(sqrt(var), sc$y_scale))
   if (interval != "none") {
     spread <- if (interval == "prediction") sc$y_scale * sqrt(var + object$noise / weights) else se
-    q <- stats::qnorm((1 + level) / 2)
-    fit <- cbind(fit = fit, lwr = fit - q * spread, upr = fit + q * spread)
+    z <- stats::qnorm((1 + level) / 2)
+    fit <- cbind(fit = fit, lwr = fit - z * spread, upr = fit + z * spread)
   }
   if (!se.fit) return(pad(fit))
-  list(fit = pad(fit), se.fit = pad(stats::setNames(se, rownames(xnew))),
-       residual.scale = sc$y_scale * sqrt(object$noise))
+  residual_scale <- sc$y_scale * sqrt(object$noise)
+  if (q > 1L) names(residual_scale) <- output_names(object)
+  list(fit = pad(fit), se.fit = pad(se), residual.scale = residual_scale)
 }
 
-#' @export
-fitted.sddgp <- function(object, ...) {
-  stats::predict(object, ...)
+# The posterior mean of f (a column per output) and, if need_var, its
+# variance (standardised units, the same for every output) at the
+# standardised inputs x, `chunk_size` rows at a time: from the exact factor
+# (exact_variance()) or the fit's samples.
+posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L) {
+  n <- nrow(x)
+  mean <- matrix(0, n, NCOL(object$alpha))
+  var <- if (need_var) numeric(n)
+  exact <- need_var && exact_variance(object)
+  if (exact) {
+    factor <- exact_factor(object, threads)
+    # K(X, x*) for a chunk takes 8 n bytes a point: at most 64 MB.
+    chunk_size <- min(chunk_size, max(16L, floor(2^23 / object$n)))
+  }
+  box <- near_box(object)
+  for (rows in chunks(n, chunk_size)) {
+    # Far from the data the posterior is the prior, exactly: mean 0 and the
+    # kernel's variance (no sample paths are evaluated there).
+    xc <- x[rows, , drop = FALSE]
+    far <- far_rows(xc, box)
+    if (need_var) var[rows[far]] <- object$kernel$variance
+    if (all(far)) next
+    near <- rows[!far]
+    xn <- xc[!far, , drop = FALSE]
+    post <- posterior_at(object, xn, need_var && !exact, threads)
+    mean[near, ] <- post$mean
+    if (exact) var[near] <- exact_variance_at(object, factor, xn, threads)
+    else if (need_var) var[near] <- rowMeans(post$centred^2)
+  }
+  list(mean = mean, var = var)
 }
 
-#' @export
-residuals.sddgp <- function(object, ...) {
-  sc <- object$scaling
-  # Padded as fitted() is, with NA at the rows na.exclude() left out.
-  stats::naresid(object$na.action, unstandardize(object$y, sc$y_center, sc$y_scale)) -
-    stats::fitted(object, ...)
+# The posterior mean at the training inputs in the units of y, stored at
+# fit time for fitted() and residuals(): one pass over K(X, X).
+fitted_at_training <- function(fit, threads) {
+  fitted <- unstandardize_targets(posterior_moments(fit, fit$x, FALSE, threads)$mean,
+                                  fit$scaling)
+  if (ncol(fitted) == 1L) return(stats::setNames(fitted[, 1L], rownames(fit$x)))
+  dimnames(fitted) <- list(rownames(fit$x), output_names(fit))
+  fitted
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the
@@ -116,12 +183,13 @@ residuals.sddgp <- function(object, ...) {
 # x must not be far_rows() (see check_near()).
 posterior_at <- function(object, x, with_samples, threads,
                          alpha_samples = object$alpha_samples, prior = object$prior) {
-  A <- if (with_samples) cbind(object$alpha, alpha_samples) else
-    matrix(object$alpha, ncol = 1L)
+  # The mean's weights: a column per output.
+  means <- seq_len(NCOL(object$alpha))
+  A <- if (with_samples) cbind(object$alpha, alpha_samples) else as.matrix(object$alpha)
   BA <- basis_matmul(object, x, A, threads)
-  out <- list(mean = BA[, 1L])
+  out <- list(mean = BA[, means])
   if (with_samples) {
-    out$centred <- prior_values(prior, object$kernel, x, threads) - BA[, -1L, drop = FALSE]
+    out$centred <- prior_values(prior, object$kernel, x, threads) - BA[, -means, drop = FALSE]
   }
   out
 }
@@ -150,16 +218,21 @@ require_samples <- function(object, what) {
   }
 }
 
-# Standardised input matrix from user-supplied new data.
-new_inputs <- function(object, newdata) {
+# Standardised input matrix from user-supplied new data, with the rows
+# that `na.action` left out as its attribute "na.action" (as model.frame()
+# does); rows with missing values that it kept are NA.
+new_inputs <- function(object, newdata, na.action = stats::na.pass) {
+  na.action <- as_na_action(na.action)
   if (!is.null(object$terms)) {
     if (!is.data.frame(newdata)) abort_argument("newdata", "must be a data frame for a formula fit")
     tt <- stats::delete.response(object$terms)
     mf <- tryCatch(
-      stats::model.frame(tt, newdata, na.action = stats::na.pass, xlev = object$xlevels),
+      stats::model.frame(tt, newdata, na.action = na.action, xlev = object$xlevels),
       error = function(e) abort_argument("newdata", paste0(
-        "does not hold the model's variables: ", conditionMessage(e))))
+        "does not hold the model's variables, or has missing values that `na.action`",
+        " refused: ", conditionMessage(e))))
     x <- stats::model.matrix(tt, mf)
+    omitted <- attr(mf, "na.action")
   } else {
     if (is.data.frame(newdata) || is.matrix(newdata)) {
       nm <- repair_names(colnames(newdata))
@@ -178,13 +251,31 @@ new_inputs <- function(object, newdata) {
       newdata <- matrix(newdata, nrow = 1L)
     }
     x <- as_input_matrix(newdata, "newdata")
+    if (ncol(x) == object$d) {
+      x <- tryCatch(na.action(x), error = function(e) abort_argument("newdata", paste0(
+        "has missing values that `na.action` refused: ", conditionMessage(e))))
+    }
+    omitted <- attr(x, "na.action")
   }
   if (ncol(x) != object$d) {
     abort_argument("newdata", sprintf("has %d input column%s but the model has %d",
                                       ncol(x), if (ncol(x) == 1L) "" else "s", object$d))
   }
-  check_finite_rows(x, "newdata")
-  standardize_inputs(x, object$scaling)
+  check_finite_rows(x, "newdata", allow_na = TRUE)
+  x <- standardize_inputs(x, object$scaling)
+  attr(x, "na.action") <- omitted
+  x
+}
+
+# An na.action function from a function or its name.
+as_na_action <- function(na.action) {
+  if (is.character(na.action) && length(na.action) == 1L && !is.na(na.action)) {
+    na.action <- tryCatch(match.fun(na.action), error = function(e) NULL)
+  }
+  if (!is.function(na.action)) {
+    abort_argument("na.action", "must be a function such as na.pass or na.omit, or its name")
+  }
+  na.action
 }
 
 # Length scales beyond the training inputs' range past which a point is

@@ -142,7 +142,7 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
     # Lin et al. (2023) put the sample systems' noise draws in the
     # regulariser of the primal SGD objective; the mean's b_reg is zero.
     rhs_reg = if (estimator == "primal_coordinates" && !is.null(problem$zeta)) {
-      cbind(if (problem$has_mean) 0, problem$zeta, deparse.level = 0)
+      cbind(matrix(0, n, mean_systems(problem)), problem$zeta, deparse.level = 0)
     },
     step_size = as.numeric(step_size), clip = clip, alpha0 = alpha0,
     momentum = control$momentum,
@@ -159,11 +159,11 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
     operator_settings(control, n))
 }
 
-# One value per right-hand side of `problem`: `mean` for the mean's system,
-# `samples` for the sample systems'.
+# One value per right-hand side of `problem`: `mean` for the mean's systems
+# (one per output), `samples` for the sample systems'.
 per_system <- function(mean, samples, problem) {
   k <- ncol(problem$rhs)
-  if (problem$has_mean) c(mean, rep(samples, k - 1L)) else rep(samples, k)
+  c(rep(mean, mean_systems(problem)), rep(samples, k - mean_systems(problem)))
 }
 
 # One run of the C loop with sdd_settings() `settings`.  Its status is
@@ -172,7 +172,7 @@ run_sdd_loop <- function(problem, settings, threads) {
   res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   list(alpha = res$alpha, iterations = res$iterations, status = decode_status(res),
-       trace = sdd_trace(res$trace, problem$has_mean, settings$metrics),
+       trace = sdd_trace(res$trace, mean_systems(problem), settings$metrics),
        cached = settings$use_cache, tolerance = settings$tolerance)
 }
 

@@ -1,29 +1,46 @@
 #' Posterior function samples
 #'
-#' Draws of the latent function \eqn{f} from the posterior, at new inputs, in
-#' the units of the original target. Each draw is a pathwise sample
-#' \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}: a random-feature
-#' prior draw \eqn{f_0} corrected by the solution \eqn{\alpha_s} of
-#' \eqn{(K + \lambda I) \alpha_s = f_0(X) + \zeta}.
+#' Draws of the latent function \eqn{f}{f} from the posterior (or, with `type =
+#' "response"`, of new observations \eqn{y = f + \epsilon}{y = f + epsilon}) at
+#' new inputs, in the units of the original target. Each draw of \eqn{f}{f} is a
+#' pathwise sample \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}{f(x*)
+#' = mu(x*) + f0(x*) - k(x*, X) alpha_s}: a random-feature prior draw
+#' \eqn{f_0}{f0} corrected by the solution \eqn{\alpha_s}{alpha_s} of \eqn{(K +
+#' \lambda I) \alpha_s = f_0(X) + \zeta}{(K + lambda I) alpha_s = f0(X) + zeta}.
 #'
-#' With `seed = NULL` and `nsim` no larger than the number of samples drawn at
-#' fit time, the first `nsim` of those are returned (fast: no solve).
-#' Otherwise `nsim` new samples are drawn, which costs one solve with the
-#' fit's solver and settings; `seed` makes them reproducible (and, as in
-#' [stats::simulate()], leaves the global random state as it was).
+#' As [stats::simulate()], every call draws afresh from R's random number
+#' generator, unless `seed` is given: then the draws are reproducible, and
+#' the global random state is left as it was. Fresh draws of \eqn{f}{f} cost
+#' one solve with the fit's solver and settings (for `nsim` right-hand
+#' sides at once). `stored = TRUE` instead returns the first `nsim` of the
+#' samples drawn at fit time (`samples` in [gp_sdd()]): no solve, and the
+#' same paths on every call (they are the ones behind [predict.sddgp()]'s
+#' standard errors).
 #'
 #' @param object An `sddgp` fit.
 #' @param nsim Number of sample paths.
-#' @param seed `NULL`, or an integer seed for new draws.
+#' @param seed `NULL`, or an integer seed for reproducible draws.
 #' @param newdata Inputs as for [predict.sddgp()]; missing: the training
-#'   inputs. Rows more than 1000 length scales outside the range of the
-#'   training inputs, where [predict.sddgp()] gives the prior, are an error
-#'   (class `sddgp_error_argument`): the random features of the sample paths
-#'   are not evaluated that far out.
+#'   inputs. Rows with missing values give `NA` draws. Rows more than 1000
+#'   length scales outside the range of the training inputs, where
+#'   [predict.sddgp()] gives the prior, are an error (class
+#'   `sddgp_error_argument`): the random features of the sample paths are
+#'   not evaluated that far out.
+#' @param type `"function"`: draws of the latent function \eqn{f}{f};
+#'   `"response"`: draws of new observations, \eqn{f}{f} plus Gaussian noise of
+#'   variance `noise / weights`.
+#' @param weights For `type = "response"`: weights of the new observations
+#'   (noise variance `noise / weights`), one value or one per row of
+#'   `newdata`; `NULL`: 1 for `newdata`, and the fit's weights at the
+#'   training inputs.
+#' @param stored Return the fit's stored samples rather than fresh draws
+#'   (`nsim` at most their number; see Details).
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
 #' @param ... Unused.
 #' @return A data frame with one row per input and columns `sim_1`, ...,
-#'   `sim_<nsim>`, with attribute `"seed"` when `seed` was given.
+#'   `sim_<nsim>`, with attribute `"seed"` as [stats::simulate()] sets it:
+#'   the value of `.Random.seed` before the draws when `seed` is `NULL`,
+#'   else `seed` with attribute `"kind"` ([RNGkind()]).
 #' @examples
 #' set.seed(2)
 #' x <- matrix(seq(0, 1, length.out = 100))
@@ -32,41 +49,76 @@
 #'               noise = 0.01, solver = "cholesky", samples = 8, threads = 1)
 #' draws <- simulate(fit, nsim = 3, newdata = matrix(c(0.25, 0.5, 0.75)))
 #' draws
+#' # new observations, reproducibly
+#' simulate(fit, nsim = 3, newdata = matrix(0.5), type = "response", seed = 1)
+#' # the samples stored in the fit, no solve
+#' simulate(fit, nsim = 3, newdata = matrix(0.5), stored = TRUE)
 #' @importFrom stats simulate
 #' @export
-simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NULL, ...) {
+simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata,
+                           type = c("function", "response"), weights = NULL,
+                           stored = FALSE, threads = NULL, ...) {
   check_dots_empty(...)
+  check_single_output(object, "simulate()")
   check_number(nsim, "nsim", lower = 1, upper = 1e5, integer = TRUE)
+  type <- choose_one(type, "type", c("function", "response"), partial = TRUE)
+  check_flag(stored, "stored")
+  if (stored && nsim > ncol(object$alpha_samples)) {
+    abort_argument("nsim", sprintf(
+      "is %d but the fit holds %d stored sample%s (`stored = TRUE`); refit with more `samples`",
+      as.integer(nsim), ncol(object$alpha_samples),
+      if (ncol(object$alpha_samples) == 1L) "" else "s"))
+  }
   threads <- sddgp_threads(threads)
-  xnew <- if (missing(newdata)) object$x else check_near(object, new_inputs(object, newdata))
+  at_training <- missing(newdata)
+  xnew <- if (at_training) object$x else check_near(object, new_inputs(object, newdata))
+  noise <- if (type == "response") simulation_noise(object, weights, at_training, nrow(xnew))
 
-  if (is.null(seed) && nsim <= ncol(object$alpha_samples)) {
+  # The random state as stats::simulate.lm() records it.
+  if (is.null(seed)) {
+    if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) stats::runif(1)
+    rng_state <- get(".Random.seed", envir = globalenv())
+  } else {
+    check_number(seed, "seed", lower = -.Machine$integer.max,
+                 upper = .Machine$integer.max, integer = TRUE)
+    restore <- preserve_random_state()
+    on.exit(restore())
+    set.seed(seed)
+    rng_state <- structure(seed, kind = as.list(RNGkind()))
+  }
+  if (stored) {
     keep <- seq_len(nsim)
     alpha_s <- object$alpha_samples[, keep, drop = FALSE]
     prior <- prior_columns(object$prior, keep)
   } else {
-    if (!is.null(seed)) {
-      check_number(seed, "seed", lower = -.Machine$integer.max,
-                   upper = .Machine$integer.max, integer = TRUE)
-      restore <- preserve_random_state()
-      on.exit(restore())
-      set.seed(seed)
-    }
     draws <- draw_posterior_samples(object, nsim, threads)
     alpha_s <- draws$alpha
     prior <- draws$prior
   }
   sc <- object$scaling
-  paths <- matrix(0, nrow(xnew), nsim)
-  for (rows in chunks(nrow(xnew), 4096L)) {
+  paths <- matrix(NA_real_, nrow(xnew), nsim)
+  complete <- which(!rowSums(is.na(xnew)))
+  for (rows in chunks(length(complete), 4096L)) {
+    rows <- complete[rows]
     post <- posterior_at(object, xnew[rows, , drop = FALSE], TRUE, threads,
                          alpha_samples = alpha_s, prior = prior)
-    paths[rows, ] <- unstandardize(post$mean + post$centred, sc$y_center, sc$y_scale)
+    paths[rows, ] <- post$mean + post$centred
   }
-  out <- as.data.frame(paths)
+  if (type == "response") paths <- paths + sqrt(noise) * stats::rnorm(length(paths))
+  out <- as.data.frame(unstandardize_targets(paths, sc))
   names(out) <- paste0("sim_", seq_len(nsim))
-  if (!is.null(seed)) attr(out, "seed") <- seed
+  attr(out, "seed") <- rng_state
   out
+}
+
+# The noise variances (standardised units) of simulated observations, one
+# per row: noise / weights, with the fit's weights at the training inputs.
+simulation_noise <- function(object, weights, at_training, n) {
+  if (is.null(weights)) {
+    return(if (at_training) observation_noise(object) else rep(object$noise, n))
+  }
+  check_new_weights(weights, n)
+  rep_len(object$noise / weights, n)
 }
 
 # New posterior samples for a fitted model: prior draws and one solve, with

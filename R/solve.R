@@ -64,7 +64,7 @@ new_problem <- function(x, y, kernel, noise, prior, threads, noise_base = NULL) 
   n <- nrow(x)
   p <- list(x = x, xs = scale_inputs(x, kernel), kernel = kernel,
             noise = rep_len(as.numeric(noise), n), y = y, prior = prior,
-            has_mean = !is.null(y))
+            has_mean = !is.null(y), n_mean = if (is.null(y)) 0L else NCOL(y))
   if (!is.null(prior)) {
     s <- ncol(prior$weights)
     p$f0 <- prior_values(prior, kernel, x, threads)
@@ -73,6 +73,13 @@ new_problem <- function(x, y, kernel, noise, prior, threads, noise_base = NULL) 
   }
   p$rhs <- cbind(y, p$f0 + p$zeta, deparse.level = 0)
   p
+}
+
+# The number of the posterior means' systems (one per output) among the
+# right-hand sides, the first columns; problems made without new_problem()
+# have one if they have a mean.
+mean_systems <- function(problem) {
+  problem$n_mean %||% as.integer(isTRUE(problem$has_mean))
 }
 
 run_solver <- function(solver, problem, control, threads, state = NULL) {

@@ -5,7 +5,7 @@
 standardization <- function(x, y, standardize) {
   if (!standardize) {
     return(list(x_center = rep(0, ncol(x)), x_scale = rep(1, ncol(x)),
-                y_center = 0, y_scale = 1))
+                y_center = rep(0, NCOL(y)), y_scale = rep(1, NCOL(y))))
   }
   mx <- col_moments(x)
   my <- col_moments(y)
@@ -15,8 +15,9 @@ standardization <- function(x, y, standardize) {
   # matter (data at 1e-300 are not constant).
   x_scale <- mx$sd
   x_scale[x_scale <= 1e-12 * apply(abs(x), 2L, max)] <- 1
+  # One centre and scale per output (column of y).
   list(x_center = mx$mean, x_scale = x_scale, y_center = my$mean,
-       y_scale = if (my$sd > 0) my$sd else 1)
+       y_scale = ifelse(my$sd > 0, my$sd, 1))
 }
 
 # Column means and population standard deviations of x (a vector: one

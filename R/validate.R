@@ -48,9 +48,14 @@ check_choice <- function(x, arg, choices, call = NULL) {
 }
 
 # The first of several choices given as a default vector (match.arg style),
-# then validated.
-choose_one <- function(x, arg, choices) {
+# then validated; with `partial`, a unique abbreviation also names a choice,
+# as in match.arg().
+choose_one <- function(x, arg, choices, partial = FALSE) {
   if (is.character(x) && identical(x, choices)) x <- choices[1L]
+  if (partial && is.character(x) && length(x) == 1L && !is.na(x) && nzchar(x)) {
+    at <- pmatch(x, choices)
+    if (!is.na(at)) x <- choices[at]
+  }
   check_choice(x, arg, choices)
 }
 
@@ -63,6 +68,17 @@ check_weights <- function(weights, n, against = "`x` has %d rows") {
                                       length(weights), n))
   }
   as.numeric(weights)
+}
+
+# Weights of new observations (predict(), simulate()): positive, one or
+# one per row of `newdata`.
+check_new_weights <- function(weights, n) {
+  check_positive_vector(weights, "weights")
+  if (!length(weights) %in% c(1L, n)) {
+    abort_argument("weights", sprintf("must have length 1 or %d (the rows of `newdata`), not %d",
+                                      n, length(weights)))
+  }
+  weights
 }
 
 check_inputs <- function(x) {
@@ -105,24 +121,37 @@ as_input_matrix <- function(x, arg) {
   x
 }
 
-check_finite_rows <- function(x, arg) {
-  rows <- which(rowSums(!is.finite(x)) > 0)
+# With allow_na, missing values pass (predict()'s na.action deals with
+# them) and only infinite ones are an error.
+check_finite_rows <- function(x, arg, allow_na = FALSE) {
+  rows <- which(rowSums(if (allow_na) is.infinite(x) else !is.finite(x)) > 0)
   if (length(rows)) {
     abort_argument(arg, sprintf(
-      "contains NA, NaN or infinite values in %d row%s (first: row %d)",
+      "contains %s values in %d row%s (first: row %d)",
+      if (allow_na) "infinite" else "NA, NaN or infinite",
       length(rows), if (length(rows) == 1L) "" else "s", rows[1L]))
   }
   x
 }
 
+# A numeric vector, or for several outputs a matrix with one column each
+# (named y1, y2, ... when unnamed).
 check_targets <- function(y, n, against = "`x` has %d rows") {
   if (is.data.frame(y) && ncol(y) == 1L) y <- y[[1L]]
-  if (!is.numeric(y) || !is.null(dim(y)) && !(length(dim(y)) == 2L && ncol(y) == 1L)) {
-    abort_argument("y", "must be a numeric vector")
+  if (is.data.frame(y) && all(vapply(y, is.numeric, logical(1L)))) y <- as.matrix(y)
+  if (!is.numeric(y) || !is.null(dim(y)) && !(length(dim(y)) == 2L && ncol(y) >= 1L)) {
+    abort_argument("y", "must be a numeric vector, or a numeric matrix with one column per output")
   }
-  y <- as.numeric(y)
-  if (length(y) != n) {
-    abort_argument("y", sprintf(paste("has length %d but", against), length(y), n))
+  if (is.matrix(y) && ncol(y) > 1L) {
+    storage.mode(y) <- "double"
+    colnames(y) <- repair_names(colnames(y) %||% paste0("y", seq_len(ncol(y))))
+    rownames(y) <- NULL
+  } else {
+    y <- as.numeric(y)
+  }
+  if (NROW(y) != n) {
+    abort_argument("y", sprintf(paste(if (is.matrix(y)) "has %d rows but" else
+      "has length %d but", against), NROW(y), n))
   }
   bad <- which(!is.finite(y))
   if (length(bad)) {

@@ -13,13 +13,15 @@ SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_rng_normal(SEXP, SEXP, SEXP);
 SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_chol_timing(SEXP, SEXP, SEXP, SEXP);
+SEXP C_chol_factor(SEXP, SEXP, SEXP, SEXP);
+SEXP C_chol_variance(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_sdd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_nystrom_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_cg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
-SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll_pathwise(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kmeans(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_svgp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -39,13 +41,15 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_rng_normal, 3),
   CALLDEF(C_chol_solve, 5),
   CALLDEF(C_chol_timing, 4),
+  CALLDEF(C_chol_factor, 4),
+  CALLDEF(C_chol_variance, 5),
   CALLDEF(C_sdd_solve, 6),
   CALLDEF(C_nystrom_solve, 7),
   CALLDEF(C_cg_solve, 6),
   CALLDEF(C_pivchol, 8),
   CALLDEF(C_dsg_solve, 6),
   CALLDEF(C_dsg_matmul, 7),
-  CALLDEF(C_mll, 6),
+  CALLDEF(C_mll, 7),
   CALLDEF(C_mll_pathwise, 6),
   CALLDEF(C_kmeans, 5),
   CALLDEF(C_svgp_fit, 7),

@@ -25,7 +25,8 @@ typedef enum {
  * derivatives with respect to (log l_1, ..., log l_d, log variance,
  * log noise).  x holds the m inputs already divided by the length scales.
  * The callback (NULL for none) is polled between the blocks of the
- * factorisation, the solve and the inverse, as in chol.h.  On failure
+ * factorisation, the solve and the inverse, as in chol.h.  grad NULL: the
+ * value only, without the inverse the gradient needs.  On failure
  * value and grad are left untouched. */
 mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
                         double noise, const double *weights, int nthreads,

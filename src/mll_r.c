@@ -4,7 +4,9 @@
 #include "blas_threads.h"
 #include "mll.h"
 
-SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
+/* gradient FALSE: the value only (its gradient stays NA). */
+SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP gradient,
+           SEXP threads)
 {
   const kernel k = glue_kernel(spec);
   const points p = glue_points(x, "x");
@@ -25,7 +27,7 @@ SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP threads)
   const int blas_saved = blas_threads_serial();
   const mll_status status = mll_evaluate(&k, &p, yy, lambda, w, nthreads,
                                          glue_trace_record, &tr, REAL(value),
-                                         REAL(grad));
+                                         Rf_asLogical(gradient) ? REAL(grad) : NULL);
   blas_threads_restore(blas_saved);
   if (status == MLL_NO_MEMORY)
     Rf_error("not enough memory for the %d x %d kernel matrix of the "

@@ -31,7 +31,7 @@ mll_at <- function(x, y, family, theta, threads = 2L, weights = NULL) {
   kernel <- sddgp:::new_kernel(family, exp(theta[seq_len(d)]),
                                exp(theta[[d + 1L]]))
   .Call(sddgp:::C_mll, sddgp:::scale_inputs(x, kernel), y,
-        sddgp:::kernel_spec(kernel), exp(theta[[d + 2L]]), weights, as.integer(threads))
+        sddgp:::kernel_spec(kernel), exp(theta[[d + 2L]]), weights, TRUE, as.integer(threads))
 }
 
 set.seed(20240611)
@@ -115,7 +115,7 @@ test_that("value and gradient do not depend on the number of threads", {
 test_that("a kernel matrix that is not positive definite gives NA", {
   # A negative noise larger than every eigenvalue of K.
   got <- .Call(sddgp:::C_mll, x_small, y_small, list(family = 4L, variance = 1),
-               -1e3, NULL, 1L)
+               -1e3, NULL, TRUE, 1L)
   expect_identical(got$value, NA_real_)
   expect_true(all(is.na(got$gradient)))
 })

@@ -182,9 +182,13 @@ test_that("a formula fit predicts from a data frame with the variables", {
                regexp = "`newdata` must be a data frame for a formula fit")
   expect_error(predict(ff, nd["x1"]), class = "sddgp_error_argument",
                regexp = "`newdata` does not hold the model's variables")
+  # A missing value predicts NA there (na.pass, as predict.lm()).
+  p <- predict(ff, nd)
   nd$x2[2] <- NA
-  expect_error(predict(ff, nd), class = "sddgp_error_argument",
-               regexp = "`newdata` contains NA.*row 2")
+  expect_equal(predict(ff, nd), replace(p, 2, NA))
+  expect_equal(predict(ff, nd, na.action = na.omit), p[-2], ignore_attr = TRUE)
+  expect_error(predict(ff, nd, na.action = na.fail), class = "sddgp_error_argument",
+               regexp = "`newdata` .*missing values that `na.action` refused")
 })
 
 test_that("with na.action = na.exclude, predict(), fitted() and residuals() pad with NA", {
@@ -234,13 +238,14 @@ test_that("chunk_size does not change the result", {
 test_that("Ctrl-C stops a long prediction promptly and leaves R usable", {
   skip_on_cran()
   skip_if_not_installed("callr")
-  # 20000 predictions from 200000 training points are 4e9 kernel values, in
-  # chunks of 4096 rows that each take seconds; the product answers Ctrl-C
-  # between slabs of rows.
-  expect_prompt_interrupt(200000, 2, sdd_control(tolerance = 0, iterations = 1, step_size = 1,
-                                                  cache = "never"),
+  # 200000 predictions from 20000 training points are 4e9 kernel values, in
+  # chunks of 4096 rows that each take about a second; the product answers
+  # Ctrl-C between slabs of rows.  (A fit of 200000 points would spend
+  # minutes on its fitted values.)
+  expect_prompt_interrupt(20000, 2, sdd_control(tolerance = 0, iterations = 1, step_size = 1,
+                                                 cache = "never"),
                           message = NULL,
-                          then = function(fit, x) predict(fit, x[1:20000, ]))
+                          then = function(fit, x) predict(fit, x[rep(1:20000, 10), ]))
 })
 
 test_that("bad newdata gives classed errors naming newdata", {
@@ -256,10 +261,11 @@ test_that("bad newdata gives classed errors naming newdata", {
                class = "sddgp_error_argument",
                regexp = "`newdata` has 1 input column but the model has 2")
   xna <- xt; xna[3, 1] <- NA
-  expect_error(predict(m$fit, xna), class = "sddgp_error_argument",
-               regexp = "`newdata` contains NA, NaN or infinite values in 1 row \\(first: row 3\\)")
+  expect_error(predict(m$fit, xna, na.action = na.fail), class = "sddgp_error_argument",
+               regexp = "`newdata` has missing values that `na.action` refused")
   xinf <- xt; xinf[2, 2] <- Inf
-  expect_error(predict(m$fit, xinf), class = "sddgp_error_argument", regexp = "`newdata`")
+  expect_error(predict(m$fit, xinf), class = "sddgp_error_argument",
+               regexp = "`newdata` contains infinite values in 1 row \\(first: row 2\\)")
   expect_error(predict(m$fit, data.frame(x1 = "a", x2 = 1)), class = "sddgp_error_argument",
                regexp = "`newdata` must have only numeric columns; `x1` is not numeric")
   expect_error(predict(m$fit, list(1, 2)), class = "sddgp_error_argument",
@@ -290,8 +296,8 @@ test_that("bad options give classed errors naming the argument", {
                regexp = "`...` must be empty.*`type`")
 })
 
-test_that("standard errors and intervals need posterior samples", {
-  m <- pred_fit(samples = 0)
+test_that("standard errors and intervals need posterior samples, except exact fits", {
+  m <- pred_fit(samples = 0, solver = "sdd")
   xt <- make_inputs(3, 2)
   expect_error(predict(m$fit, xt, se.fit = TRUE), class = "sddgp_error_no_samples",
                regexp = "no posterior samples.*samples =")
@@ -301,6 +307,62 @@ test_that("standard errors and intervals need posterior samples", {
                class = "sddgp_error_no_samples")
   expect_error(predictive_scores(m$fit, xt, 1:3), class = "sddgp_error_no_samples")
   expect_length(predict(m$fit, xt), 3)
+})
+
+test_that("interval takes abbreviations, as match.arg()", {
+  m <- pred_fit(samples = 0)
+  xt <- make_inputs(3, 2)
+  expect_identical(predict(m$fit, xt, interval = "conf"),
+                   predict(m$fit, xt, interval = "confidence"))
+  expect_identical(predict(m$fit, xt, interval = "p"),
+                   predict(m$fit, xt, interval = "prediction"))
+  expect_identical(predict(m$fit, xt, interval = "n"), predict(m$fit, xt))
+  expect_error(predict(m$fit, xt, interval = ""), class = "sddgp_error_argument",
+               regexp = "`interval`")
+})
+
+test_that("na.action decides what rows of newdata with missing values give", {
+  m <- pred_fit(samples = 0)
+  xt <- make_inputs(4, 2)
+  full <- predict(m$fit, xt, se.fit = TRUE)
+  xt[c(2, 4), 1] <- c(NA, NaN)
+  p <- predict(m$fit, xt, se.fit = TRUE)
+  expect_equal(p$fit, replace(full$fit, c(2, 4), NA))
+  expect_equal(p$se.fit, replace(full$se.fit, c(2, 4), NA))
+  pe <- predict(m$fit, xt, interval = "confidence", na.action = na.exclude)
+  expect_equal(dim(pe), c(4L, 3L))
+  expect_true(all(is.na(pe[c(2, 4), ])))
+  po <- predict(m$fit, xt, na.action = "na.omit")
+  expect_equal(unname(po), unname(full$fit[c(1, 3)]))
+  # Weights follow the rows that na.omit keeps.
+  pw <- predict(m$fit, xt, interval = "prediction", weights = c(1, 2, 4, 8),
+                na.action = na.omit)
+  pw3 <- predict(m$fit, make_inputs(4, 2)[3, , drop = FALSE], interval = "prediction",
+                 weights = 4)
+  expect_equal(unname(pw[2, ]), unname(pw3[1, ]))
+  expect_error(predict(m$fit, xt, na.action = 3), class = "sddgp_error_argument",
+               regexp = "`na.action` must be a function")
+  expect_error(predict(m$fit, xt, na.action = "no_such_function"),
+               class = "sddgp_error_argument", regexp = "`na.action`")
+})
+
+test_that("newdata columns are matched by name for a fit with names, else by position", {
+  m <- pred_fit(samples = 0)
+  xt <- make_inputs(4, 2)
+  p <- predict(m$fit, xt)
+  # Named: any order, extra columns ignored; a missing name is an error.
+  expect_equal(predict(m$fit, cbind(z = 1, xt[, 2:1])), p)
+  expect_equal(predict(m$fit, as.data.frame(xt[, 2:1])), p)
+  expect_error(predict(m$fit, data.frame(x1 = xt[, 1], x3 = xt[, 2])),
+               class = "sddgp_error_argument", regexp = "`newdata` lacks the input column `x2`")
+  # Unnamed newdata: by position.
+  expect_equal(predict(m$fit, unname(xt)), unname(p))
+  # A fit without names takes newdata by position, and the count must match.
+  fu <- gp_sdd(unname(m$x), m$y, kernel = matern(3/2, c(0.4, 0.6), 1), noise = 0.05,
+               solver = "cholesky")
+  expect_equal(unname(predict(fu, data.frame(a = xt[, 1], b = xt[, 2]))), unname(p))
+  expect_error(predict(fu, data.frame(a = 1, b = 2, c = 3)), class = "sddgp_error_argument",
+               regexp = "`newdata` has 3 input columns but the model has 2")
 })
 
 test_that("far from the training inputs the prediction is the prior, never NaN", {

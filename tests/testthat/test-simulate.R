@@ -67,7 +67,7 @@ test_that("SDD posterior samples match the exact posterior", {
                 # Many small steps: on a busy machine two OpenMP threads mostly
                 # wait for each other (results do not depend on threads).
                 threads = 1)
-  s <- as.matrix(simulate(fit, nsim = N, newdata = post_points))
+  s <- as.matrix(simulate(fit, nsim = N, newdata = post_points, stored = TRUE))
   C_feat <- feature_posterior_cov(fit, d$x, post_points, "matern52")
   # Given the fit's features the samples are Gaussian with mean mu and
   # covariance C_feat: Gaussian standard errors sqrt(C_ii / N) for the mean
@@ -94,7 +94,7 @@ test_that("SDD samples with observation weights match the exact heteroscedastic 
   fit <- gp_sdd(d$x, d$y, kernel = ker, noise = 0.05, weights = w, standardize = FALSE,
                 samples = N, control = sdd_control(tolerance = 0, iterations = 1500, features = 4000),
                 threads = 1)
-  s <- as.matrix(simulate(fit, nsim = N, newdata = post_points))
+  s <- as.matrix(simulate(fit, nsim = N, newdata = post_points, stored = TRUE))
   # As in the unweighted test above: Gaussian standard errors given the
   # fit's features, then 10% of the scale for the features' kernel error.
   C_feat <- feature_posterior_cov(fit, d$x, post_points, "matern52")
@@ -119,21 +119,20 @@ test_that("simulate() returns a data frame sim_1 .. sim_nsim, one row per input"
   expect_s3_class(s, "data.frame")
   expect_named(s, c("sim_1", "sim_2", "sim_3"))
   expect_equal(nrow(s), 4L)
-  expect_null(attr(s, "seed"))
   s_train <- simulate(fit)
   expect_equal(dim(s_train), c(40L, 1L))
   expect_named(s_train, "sim_1")
   s_seed <- simulate(fit, 2, seed = 9, newdata = post_points)
-  expect_equal(attr(s_seed, "seed"), 9)
+  expect_equal(attr(s_seed, "seed"), 9, ignore_attr = TRUE)
 })
 
-test_that("up to the stored number of samples, simulate() replays the fit's samples", {
+test_that("stored = TRUE replays the fit's samples", {
   d <- make_data(60, 2, seed = 54)
   withr::local_seed(54)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
                 samples = 6, control = sdd_control(tolerance = 0, iterations = 50))
   xt <- post_points
-  s6 <- as.matrix(simulate(fit, nsim = 6, newdata = xt))
+  s6 <- as.matrix(simulate(fit, nsim = 6, newdata = xt, stored = TRUE))
   # The stored samples rebuilt from the fit's parts in base R: mean
   # k(x*, X) alpha plus f0(x*) - k(x*, X) alpha_s, in original units.
   sc <- fit$scaling
@@ -147,7 +146,7 @@ test_that("up to the stored number of samples, simulate() replays the fit's samp
   expect_equal(unname(s6), sc$y_center + sc$y_scale * paths, tolerance = 1e-10)
   # No draw from the global generator, and the first columns are stable.
   seed_before <- .Random.seed
-  s2 <- as.matrix(simulate(fit, nsim = 2, newdata = xt))
+  s2 <- as.matrix(simulate(fit, nsim = 2, newdata = xt, stored = TRUE))
   expect_identical(.Random.seed, seed_before)
   # (equal to rounding: the kernel products sum column blocks differently)
   expect_equal(s2, s6[, 1:2], tolerance = 1e-12)
@@ -170,7 +169,7 @@ test_that("a seed gives reproducible fresh draws and restores the random state",
   c2 <- simulate(fit, nsim = 3, seed = 2, newdata = post_points)
   expect_false(isTRUE(all.equal(a, c2)))
   # Fresh draws, not the stored ones.
-  stored <- simulate(fit, nsim = 3, newdata = post_points)
+  stored <- simulate(fit, nsim = 3, newdata = post_points, stored = TRUE)
   expect_false(isTRUE(all.equal(unname(as.matrix(a)), unname(as.matrix(stored)))))
   # Without a prior random state, none is left behind.
   withr::local_preserve_seed()
@@ -203,18 +202,34 @@ test_that("simulate() with a seed warm-starts the new sample systems as the fit 
                       exact)), 0.1)
 })
 
-test_that("more samples than stored draws new ones from the global generator", {
+test_that("without a seed every call draws afresh from the global generator", {
   d <- make_data(40, 2, seed = 56)
   withr::local_seed(56)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
                 samples = 2, control = sdd_control(tolerance = 0, iterations = 50))
-  stored <- as.matrix(simulate(fit, nsim = 2, newdata = post_points))
+  stored <- as.matrix(simulate(fit, nsim = 2, newdata = post_points, stored = TRUE))
   set.seed(7)
-  s5 <- as.matrix(simulate(fit, nsim = 5, newdata = post_points))
+  before <- .Random.seed
+  s5 <- simulate(fit, nsim = 5, newdata = post_points)
+  # As stats::simulate(): the seed attribute is the state the draws began from.
+  expect_identical(attr(s5, "seed"), before)
+  s5 <- as.matrix(s5)
   expect_equal(dim(s5), c(4L, 5L))
   expect_false(isTRUE(all.equal(unname(s5[, 1:2]), unname(stored))))
+  # The next call draws new paths (also for nsim within the stored number).
+  expect_false(isTRUE(all.equal(as.matrix(simulate(fit, nsim = 5, newdata = post_points)), s5)))
+  s2 <- as.matrix(simulate(fit, nsim = 2, newdata = post_points))
+  expect_false(isTRUE(all.equal(unname(s2), unname(stored))))
   set.seed(7)
   expect_identical(as.matrix(simulate(fit, nsim = 5, newdata = post_points)), s5)
+  # So does a fit whose global random state is absent: one is made.
+  withr::local_preserve_seed()
+  rm(".Random.seed", envir = globalenv())
+  s <- simulate(fit, nsim = 1, newdata = post_points)
+  # (made before the draws, so the draws advanced it past the attribute)
+  expect_true(exists(".Random.seed", envir = globalenv(), inherits = FALSE))
+  expect_type(attr(s, "seed"), "integer")
+  expect_false(identical(attr(s, "seed"), .Random.seed))
   # A fit without stored samples draws new ones too (SDD and Cholesky).
   f0 <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
                control = sdd_control(tolerance = 0, iterations = 50))
@@ -259,8 +274,8 @@ test_that("sample paths scale with huge targets and refuse far-away inputs", {
                                                     solver = "cholesky", samples = 3))
   f1 <- fit_at(1)
   fs <- fit_at(1e300)
-  s1 <- as.matrix(simulate(f1, nsim = 3, newdata = post_points))
-  ss <- as.matrix(simulate(fs, nsim = 3, newdata = post_points))
+  s1 <- as.matrix(simulate(f1, nsim = 3, newdata = post_points, stored = TRUE))
+  ss <- as.matrix(simulate(fs, nsim = 3, newdata = post_points, stored = TRUE))
   expect_true(all(is.finite(ss)))
   expect_equal(ss / 1e300, s1, tolerance = 1e-8)
   # Far from the data the paths would come from overflowed distances and
@@ -270,4 +285,71 @@ test_that("sample paths scale with huge targets and refuse far-away inputs", {
                       regexp = paste("`newdata` has 1 row \\(first: row 2\\) more than 1000",
                                      "length scales"))
   expect_equal(err$arg, "newdata")
+})
+
+test_that("the seed attribute is the seed with the generator's kind, as stats::simulate()", {
+  d <- make_data(30, 2, seed = 60)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                solver = "cholesky", samples = 2)
+  s <- simulate(fit, nsim = 2, seed = 4, newdata = post_points)
+  expect_identical(attr(s, "seed"), structure(4, kind = as.list(RNGkind())))
+  # stored = TRUE draws nothing but still records the state.
+  set.seed(1)
+  before <- .Random.seed
+  st <- simulate(fit, nsim = 2, newdata = post_points, stored = TRUE)
+  expect_identical(attr(st, "seed"), before)
+  expect_identical(.Random.seed, before)
+})
+
+test_that("type = \"response\" adds noise of variance noise / weights in the data's units", {
+  d <- make_data(40, 2, seed = 61)
+  w <- rep(c(0.25, 4), 20)
+  fit <- gp_sdd(d$x, 10 * d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05, weights = w,
+                solver = "cholesky")
+  # With one seed the function draws come first and are the same: the
+  # difference is the noise alone.
+  f <- as.matrix(simulate(fit, nsim = 400, seed = 5))
+  r <- as.matrix(simulate(fit, nsim = 400, seed = 5, type = "resp"))
+  # At the training inputs the fit's weights: standard deviation sigma / sqrt(w).
+  z <- (r - f) / (sigma(fit) / sqrt(w))
+  # 8000 standard normals per weight: a variance within 0.05 of 1 (3 se).
+  expect_lt(abs(mean(z[w == 0.25, ]^2) - 1), 0.05)
+  expect_lt(abs(mean(z[w == 4, ]^2) - 1), 0.05)
+  expect_lt(abs(mean(z)), 0.03)
+  # sigma() is in the data's units: sqrt(noise) times the sd of y.
+  expect_equal(sigma(fit), sqrt(0.05) * fit$scaling$y_scale)
+  # At new inputs weights default to 1, or are given.
+  f1 <- as.matrix(simulate(fit, nsim = 2000, seed = 6, newdata = post_points[1:2, ]))
+  r1 <- as.matrix(simulate(fit, nsim = 2000, seed = 6, newdata = post_points[1:2, ],
+                           type = "response", weights = c(1, 100)))
+  v <- rowMeans((r1 - f1)^2) / sigma(fit)^2
+  expect_lt(abs(v[1] - 1), 0.1)
+  expect_lt(abs(v[2] * 100 - 1), 0.1)
+})
+
+test_that("rows of newdata with missing values give NA draws", {
+  d <- make_data(30, 2, seed = 62)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                solver = "cholesky", samples = 3)
+  xt <- post_points
+  xt[2, 2] <- NA
+  s <- as.matrix(simulate(fit, nsim = 3, newdata = xt, stored = TRUE))
+  expect_true(all(is.na(s[2, ])))
+  expect_equal(s[-2, ], as.matrix(simulate(fit, nsim = 3, newdata = post_points[-2, ],
+                                           stored = TRUE)), ignore_attr = TRUE)
+})
+
+test_that("simulate() validates type, stored and weights", {
+  d <- make_data(30, 2, seed = 63)
+  fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, post_ls, 1), noise = 0.05,
+                solver = "cholesky", samples = 2)
+  expect_error(simulate(fit, type = "latent"), class = "sddgp_error_argument",
+               regexp = "`type`")
+  expect_error(simulate(fit, stored = NA), class = "sddgp_error_argument", regexp = "`stored`")
+  expect_error(simulate(fit, nsim = 3, stored = TRUE), class = "sddgp_error_argument",
+               regexp = "`nsim` is 3 but the fit holds 2 stored samples")
+  expect_error(simulate(fit, newdata = post_points, type = "response", weights = c(1, 2)),
+               class = "sddgp_error_argument", regexp = "`weights` must have length 1 or 4")
+  expect_error(simulate(fit, type = "response", weights = -1),
+               class = "sddgp_error_argument", regexp = "`weights` must be positive")
 })

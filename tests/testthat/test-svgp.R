@@ -218,7 +218,7 @@ test_that("sample paths have the covariance pathwise conditioning implies", {
   Pz <- phi(st$inducing)
   C <- tcrossprod(Px) - H %*% tcrossprod(Pz, Px) - tcrossprod(Px, Pz) %*% t(H) +
     H %*% (tcrossprod(Pz) + ref$S) %*% t(H)
-  paths <- as.matrix(simulate(fit, nsim = ns, newdata = xnew))
+  paths <- as.matrix(simulate(fit, nsim = ns, newdata = xnew, stored = TRUE))
   expect_lt(max_rel_err(predict(fit, xnew), ref$mean), 1e-8)
   # 5 standard errors, as above.
   expect_true(all(abs(rowMeans(paths) - ref$mean) < 5 * sqrt(diag(C) / ns)))
@@ -345,7 +345,7 @@ test_that("predict() and simulate() work for SVGP fits; new samples need no refi
   expect_equal(dim(pr$fit), c(7L, 3L))
   expect_true(all(is.finite(pr$se.fit) & pr$se.fit > 0))
   expect_true(all(pr$fit[, "lwr"] < pr$fit[, "fit"] & pr$fit[, "fit"] < pr$fit[, "upr"]))
-  s1 <- simulate(fit, nsim = 6, newdata = xnew)
+  s1 <- simulate(fit, nsim = 6, newdata = xnew, stored = TRUE)
   expect_equal(dim(s1), c(7L, 6L))
   # Stored samples: mean + f0 - basis alpha_s, by hand.
   sc <- fit$scaling

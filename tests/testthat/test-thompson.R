@@ -130,7 +130,7 @@ test_that("the shared candidate rounds return each sample's argmax over the cand
   })))
   expect_true(all(cand >= 0 & cand <= 1))
   # Brute force: every sample on every candidate, through simulate().
-  paths <- as.matrix(simulate(m$fit, nsim = 6, newdata = cand))
+  paths <- as.matrix(simulate(m$fit, nsim = 6, newdata = cand, stored = TRUE))
   top <- apply(paths, 2, which.max)
   expect_equal(unname(found[, ]), unname(cand[top, ]))
   # The samples differ, and so do their maximisers.
@@ -140,7 +140,7 @@ test_that("the shared candidate rounds return each sample's argmax over the cand
 test_that("local search reaches each sample's maximum on a fine grid", {
   m <- ts_model(1, 17)
   grid <- matrix(seq(0, 1, length.out = 4001))
-  paths <- as.matrix(simulate(m$fit, nsim = 6, newdata = grid))
+  paths <- as.matrix(simulate(m$fit, nsim = 6, newdata = grid, stored = TRUE))
   grid_max <- apply(paths, 2, max)
   spread <- apply(paths, 2, function(p) diff(range(p)))
   search <- list(candidates = 20, rounds = 1, local_rounds = 0, local_points = 10)
@@ -149,7 +149,7 @@ test_that("local search reaches each sample's maximum on a fine grid", {
   search$local_rounds <- 15
   fine <- withr::with_seed(18, sddgp:::maximise_samples(m$fit, m$x, m$y, m$box, 0.3,
                                                         search, 1))
-  at <- function(p) diag(as.matrix(simulate(m$fit, nsim = 6, newdata = p)))
+  at <- function(p) diag(as.matrix(simulate(m$fit, nsim = 6, newdata = p, stored = TRUE)))
   # The reported values are the samples' values at the points returned
   # (in the fit's standardised units of y).
   sc <- m$fit$scaling

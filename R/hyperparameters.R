@@ -254,7 +254,7 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
 
 # Largest number of points at which estimation_control(method = "auto")
 # estimates on all the data (see ?estimation_control).
-iterative_max_n <- 50000
+iterative_max_n <- 20000
 
 # "subset" or "iterative", for n points with `nfree` free hyperparameters
 # and `outputs` columns of targets.

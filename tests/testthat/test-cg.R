@@ -110,7 +110,8 @@ test_that("cg_settings() caps the rank at n and encodes 'none' as rank 0", {
 
 test_that("cg_settings() holds exactly the fields of cg_options that R sets and the operator's", {
   expect_named(sddgp:::cg_settings(cg_control(), 100),
-               c("tolerance", "max_iterations", "rank", "jitter", "use_cache", "precision"))
+               c("tolerance", "max_iterations", "alpha0", "rank", "jitter", "use_cache",
+                 "precision"))
 })
 
 test_that("the full-rank pivoted Cholesky factor reproduces K + jitter I", {

@@ -1,0 +1,94 @@
+# Hyperparameters learned from all the data (estimation_control(method =
+# "iterative")) against the subset estimate and the paper's published
+# values, on the UCI splits: test RMSE and NLL (normalised units), the
+# seconds of estimation and of the whole fit, outer steps and inner CG
+# iterations.
+#
+#   Rscript inst/benchmarks/estimation.R [--data=DIR] [--out=FILE]
+#       [--datasets=pol,elevators,bike,protein,keggdirected] [--splits=0,1,2,3,4]
+#       [--methods=subset,published,iterative,iterative_cold] [--threads=2]
+#       [--samples=16]
+#
+# Methods, each followed by the same prediction solve (CG with a
+# pivoted-Cholesky preconditioner to the package's default tolerance, and
+# `samples` posterior samples for the NLL):
+# - subset: gp_sdd()'s estimate on its default 2000-point subset
+#   (estimation_control(method = "subset")).
+# - published: the paper's hyperparameters (uci_hyperparameters()).
+# - iterative: estimation_control(method = "iterative") with the default
+#   iterative_control(): the subset estimate, then Adam on all the points.
+#   Its last probes are the fit's samples.
+# - iterative_cold: the same without warm starts (warm_start = FALSE), to
+#   measure what they save.
+#
+# Resumable: every finished (data set, split, method) is appended to --out
+# (default inst/extdata/benchmarks/estimation.csv) at once and skipped by
+# later runs.  Runs go split by split, so that split 0 of every data set is
+# done first.
+suppressPackageStartupMessages(library(sddgp))
+source(file.path("inst", "benchmarks", "options.R"))
+`%||%` <- function(a, b) if (is.null(a)) b else a
+
+data_dir <- option("data", file.path("..", "shared", "data", "uci"))
+out <- option("out", file.path("inst", "extdata", "benchmarks", "estimation.csv"))
+datasets <- choice_option("datasets", c("pol", "elevators", "bike", "protein", "keggdirected"))
+splits <- as.integer(split_list(option("splits", "0,1,2,3,4")))
+methods <- choice_option("methods", c("subset", "published", "iterative", "iterative_cold"))
+threads <- as.integer(option("threads", "2"))
+samples <- as.integer(option("samples", "16"))
+
+estimation_of <- function(method) {
+  switch(method,
+         subset = estimation_control(method = "subset"),
+         iterative = estimation_control(method = "iterative"),
+         iterative_cold = estimation_control(
+           method = "iterative", iterative = iterative_control(warm_start = FALSE)),
+         NULL)
+}
+
+run_one <- function(dataset, split, method) {
+  data <- read_uci(dataset, split = split, path = data_dir)
+  hp <- if (method == "published") uci_hyperparameters(dataset, split = split)
+  load <- load_average()
+  set.seed(1000 * split + 7)
+  warned <- FALSE
+  seconds <- system.time(fit <- withCallingHandlers(
+    gp_sdd(data$x_train, data$y_train, kernel = hp$kernel %||% "matern32",
+           noise = hp$noise, samples = samples, solver = "cg", control = cg_control(),
+           estimation = estimation_of(method) %||% estimation_control(), threads = threads),
+    sddgp_warning_not_converged = function(w) {
+      warned <<- TRUE
+      invokeRestart("muffleWarning")
+    }))[[3]]
+  scores <- predictive_scores(fit, data$x_test, data$y_test, normalised = TRUE,
+                              threads = threads)
+  it <- fit$estimation$iterative
+  gain <- it$log_marginal_likelihood_gain
+  data.frame(dataset = dataset, split = split, method = method,
+             n = nrow(data$x_train), d = ncol(data$x_train),
+             rmse = scores[["rmse"]], nll = scores[["nll"]],
+             seconds = seconds,
+             estimation_seconds = fit$estimation$seconds %||% 0,
+             subset_seconds = fit$estimation$subset_seconds %||% NA,
+             outer_steps = it$steps %||% NA, stopped = it$stopped %||% NA,
+             inner_iterations = if (is.null(it)) NA else sum(it$inner_iterations),
+             inner_seconds = if (is.null(it)) NA else sum(it$inner_seconds),
+             mll_gain = if (is.null(gain)) NA else gain[length(gain)],
+             noise = fit$noise, fit_iterations = fit$iterations,
+             fit_seconds = fit$seconds, warned = warned,
+             threads = threads, load = load, blas = sddgp:::blas_kind(),
+             date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+             sddgp = as.character(utils::packageVersion("sddgp")),
+             machine = machine_description())
+}
+
+done <- if (file.exists(out)) utils::read.csv(out, stringsAsFactors = FALSE) else NULL
+for (split in splits) for (dataset in datasets) for (method in methods) {
+  if (!is.null(done) && any(done$dataset == dataset & done$split == split &
+                            done$method == method)) next
+  row <- run_one(dataset, split, method)
+  done <- append_result(done, row, out)
+  with(row, cat(sprintf("%-12s split %d %-14s RMSE %.4f NLL %.3f  %6.0f s (estimation %6.0f s, %s outer steps, %s inner iterations)  load %.1f\n",
+                        dataset, split, method, rmse, nll, seconds, estimation_seconds,
+                        format(outer_steps), format(inner_iterations), load)))
+}

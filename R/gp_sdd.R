@@ -57,8 +57,10 @@
 #'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the
-#' data (see [estimation_control()]); the estimates are reported by `print()`
-#' and `summary()`. With `standardize = TRUE` every input column and the
+#' data and then, between 2000 and 20,000 points by default, the marginal
+#' likelihood of all the data with iterative solves (see
+#' [estimation_control()]); the estimates are reported by `print()` and
+#' `summary()`. With `standardize = TRUE` every input column and the
 #' target are centred and scaled by their training mean and (population)
 #' standard deviation before fitting (computed without overflow or underflow
 #' for data of any magnitude, 1e-300 to 1e300); constant columns (spread

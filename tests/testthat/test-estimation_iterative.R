@@ -37,40 +37,54 @@ test_that("the pathwise gradient is the exact one when V V' / s is H^-1", {
   expect_equal(res$gradient, ref_mll_gradient(d$x, d$y, theta), tolerance = 1e-6)
 })
 
-test_that("the pathwise estimate with the package's probes is unbiased", {
+# 80 points, their kernel and H = K + noise I at log hyperparameters theta,
+# and batch means of the pathwise estimate over 40 batches of 25 probes,
+# each a prior draw from draw_features() plus noise, solved exactly: the
+# batch means' spread gives the Monte-Carlo standard error.
+pathwise_batches <- function(draw_features) {
   m <- 80
   d <- make_data(m, d = 2, seed = 4)
   theta <- log(c(0.4, 0.7, 1, 0.02))
   k <- kernel_of(theta, 2)
   H <- ref_kernel(d$x, d$x, "matern32", k$lengthscale, k$variance) + 0.02 * diag(m)
   a <- solve(H, d$y)
-  withr::local_seed(5)
-  # 40 batches of 25 probes, each a prior draw with 500 features of its
-  # own plus noise, solved exactly: the batch means' spread gives the
-  # Monte-Carlo standard error.
   batches <- replicate(40, {
-    prior <- draw_prior(k, 2, 500, 25, independent = TRUE)
+    prior <- draw_features(k)
     Z <- prior_values(prior, k, d$x, 1L) + sqrt(0.02) * matrix(stats::rnorm(m * 25), m)
     .Call(C_mll_pathwise, scale_inputs(d$x, k), cbind(a, solve(H, Z)), kernel_spec(k),
           0.02, NULL, 2L)$gradient
   })
-  exact <- ref_mll_gradient(d$x, d$y, theta)
-  se <- apply(batches, 1, sd) / sqrt(ncol(batches))
-  expect_true(all(abs(rowMeans(batches) - exact) < 4 * se))
+  list(mean = rowMeans(batches), se = apply(batches, 1, sd) / sqrt(ncol(batches)),
+       exact = ref_mll_gradient(d$x, d$y, theta))
+}
+
+test_that("the pathwise estimate with the package's probes is unbiased", {
+  withr::local_seed(5)
+  # Each probe has 500 features of its own.
+  est <- pathwise_batches(function(k) draw_prior(k, 2, 500, 25, independent = TRUE))
+  expect_true(all(abs(est$mean - est$exact) < 4 * est$se))
   # The test has power: the standard errors are small next to the gradient.
-  expect_lt(sqrt(sum(se^2)), 0.1 * sqrt(sum(exact^2)))
+  expect_lt(sqrt(sum(est$se^2)), 0.1 * sqrt(sum(est$exact^2)))
 })
 
-test_that("probes with shared features are biased, which independent ones are not", {
-  m <- 80
-  d <- make_data(m, d = 2, seed = 4)
-  theta <- log(c(0.4, 0.7, 1, 0.02))
-  k <- kernel_of(theta, 2)
-  H <- ref_kernel(d$x, d$x, "matern32", k$lengthscale, k$variance) + 0.02 * diag(m)
+test_that("probes that share one set of features are biased", {
+  withr::local_seed(6)
+  # One set of 500 features for all 1000 probes: their covariance is that
+  # set's approximation of K, whose error H^-1 magnifies.
+  features <- draw_prior(kernel_of(log(c(0.4, 0.7, 1)), 2), 2, 500, 1)
+  est <- pathwise_batches(function(k) {
+    features$weights <- matrix(stats::rnorm(500 * 25), 500)
+    features
+  })
+  expect_false(all(abs(est$mean - est$exact) < 4 * est$se))
+})
+
+test_that("independent prior draws replay with features of their own", {
+  d <- make_data(30, d = 2, seed = 4)
+  k <- kernel_of(log(c(0.4, 0.7, 1)), 2)
   withr::local_seed(6)
   prior <- draw_prior(k, 2, 100, 2, independent = TRUE)
-  # Draw 2's features are rows 101-200: prior_values() replays each draw
-  # with its own.
+  # Draw 2's features are rows 101-200 of omega.
   one <- prior_columns(prior, 2L)
   expect_equal(nrow(one$omega), 100L)
   expect_equal(prior_values(one, k, d$x, 1L), prior_values(prior, k, d$x, 1L)[, 2, drop = FALSE])

@@ -134,6 +134,7 @@ solve_cabcd <- function(problem, control, threads, state) {
   # Heteroscedastic noise becomes weights around the harmonic-mean penalty.
   lambda <- 1 / mean(1 / problem$noise)
   settings <- cabcd_settings(control)
+  settings$progress <- progress_solver("CaBCD", settings$iterations, settings$tolerance)
   res <- .Call(C_cabcd_solve, problem$xs, basis$omega, basis$phase,
                problem$kernel$variance, lambda / problem$noise, lambda, problem$rhs,
                settings, threads)

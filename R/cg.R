@@ -100,6 +100,7 @@ cg_settings <- function(control, n, tolerance = control$tolerance) {
 solve_cg <- function(problem, control, threads, state) {
   settings <- cg_settings(control, nrow(problem$x),
                           solve_tolerance(control$tolerance, problem))
+  settings$progress <- progress_solver("CG", settings$max_iterations, settings$tolerance)
   res <- .Call(C_cg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   status <- raise_status(decode_status(res), "cg", res$iterations, paste(

@@ -164,6 +164,7 @@ solve_dsg <- function(problem, control, threads, state) {
   }
   feature_seed <- state$feature_seed %||% new_seed()
   settings <- dsg_settings(control, step, feature_seed)
+  settings$progress <- progress_solver("DSG", settings$iterations)
   res <- .Call(C_dsg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   status <- raise_status(decode_status(res), "dsg", res$iterations, sprintf(paste(

@@ -131,10 +131,12 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   messages <- if (length(free) > 0L) character(last) else "nothing to estimate"
   convergence <- 0L
 
+  bar <- progress_estimation(sizes)
   for (s in seq_len(last)) {
     stage <- seq_len(sizes[s])
     objective <- mll_objective(xs[stage, , drop = FALSE], ys[stage], ws[stage],
                                kernel$family, space$start, free, threads)
+    objective <- progress_stage(bar, s, objective)
     if (length(free) > 0L) {
       # Smaller stages cost (m / size)^3 less per evaluation: they get
       # (m / size)^2 times the final stage's iterations, and a looser

@@ -68,7 +68,9 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   mean <- numeric(nrow(xnew))
   var <- if (need_var) numeric(nrow(xnew))
   box <- near_box(object)
-  for (rows in chunks(nrow(xnew), chunk_size)) {
+  pieces <- chunks(nrow(xnew), chunk_size)
+  for (i in progress_along(pieces, "Predicting")) {
+    rows <- pieces[[i]]
     # Far from the data the posterior is the prior, exactly: mean 0 and the
     # kernel's variance (no sample paths are evaluated there).
     x <- xnew[rows, , drop = FALSE]

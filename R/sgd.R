@@ -96,7 +96,7 @@ solve_sgd <- function(problem, control, threads, state) {
   lr <- per_system(steps[["mean"]], steps[["samples"]], problem)
   sol <- run_sdd_loop(problem, sdd_settings(control, problem, "primal", "coordinates",
                                             control$regularizer_features, lr, clip),
-                      threads)
+                      threads, label = "SGD")
   raise_status(sol$status, "sgd", sol$iterations, sprintf(paste(
     "The step size was %s; use a smaller `step_size` (or `step_size_samples`)",
     "in sgd_control()."), format(signif(max(lr), 4))), step_size = max(lr))

@@ -59,7 +59,9 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata, threads = NUL
   }
   sc <- object$scaling
   paths <- matrix(0, nrow(xnew), nsim)
-  for (rows in chunks(nrow(xnew), 4096L)) {
+  pieces <- chunks(nrow(xnew), 4096L)
+  for (i in progress_along(pieces, "Evaluating sample paths")) {
+    rows <- pieces[[i]]
     post <- posterior_at(object, xnew[rows, , drop = FALSE], TRUE, threads,
                          alpha_samples = alpha_s, prior = prior)
     paths[rows, ] <- unstandardize(post$mean + post$centred, sc$y_center, sc$y_scale)

@@ -1,11 +1,11 @@
 #' Predict from a Gaussian process fit
 #'
-#' The posterior mean \eqn{k(x_*, X) \alpha} at new inputs, in the units of
+#' The posterior mean \eqn{k(x_*, X) \alpha}{k(x_(*), X) alpha} at new inputs, in the units of
 #' the original target, optionally with standard errors and intervals in the
 #' spirit of [stats::predict.lm()]. Standard errors come from the fit's
 #' pathwise posterior samples (fit with `samples > 0`): the posterior variance
-#' of \eqn{f(x_*)} is estimated by the mean square of the zero-mean sample
-#' paths \eqn{f_0(x_*) - k(x_*, X) \alpha_s}; prediction intervals add the
+#' of \eqn{f(x_*)}{f(x_(*))} is estimated by the mean square of the zero-mean sample
+#' paths \eqn{f_0(x_*) - k(x_*, X) \alpha_s}{f_0(x_(*)) - k(x_(*), X) alpha_s}; prediction intervals add the
 #' noise variance. New inputs are processed in chunks of `chunk_size` rows, so
 #' memory stays bounded for any number of them.
 #'

@@ -1,10 +1,10 @@
 #' Posterior function samples
 #'
-#' Draws of the latent function \eqn{f} from the posterior, at new inputs, in
+#' Draws of the latent function \eqn{f}{f} from the posterior, at new inputs, in
 #' the units of the original target. Each draw is a pathwise sample
-#' \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}: a random-feature
-#' prior draw \eqn{f_0} corrected by the solution \eqn{\alpha_s} of
-#' \eqn{(K + \lambda I) \alpha_s = f_0(X) + \zeta}.
+#' \eqn{f(x_*) = \mu(x_*) + f_0(x_*) - k(x_*, X) \alpha_s}{f(x_(*)) = mu(x_(*)) + f_0(x_(*)) - k(x_(*), X) alpha_s}: a random-feature
+#' prior draw \eqn{f_0}{f_0} corrected by the solution \eqn{\alpha_s}{alpha_s} of
+#' \eqn{(K + \lambda I) \alpha_s = f_0(X) + \zeta}{(K + lambda I) alpha_s = f_0(X) + zeta}.
 #'
 #' With `seed = NULL` and `nsim` no larger than the number of samples drawn at
 #' fit time, the first `nsim` of those are returned (fast: no solve).

@@ -56,7 +56,8 @@
 #' @export
 plot.sddgp <- function(x, which = NULL, newdata = NULL, newy = NULL, level = 0.95,
                        paths = 5, what = NULL, log = NULL,
-                       ask = prod(graphics::par("mfcol")) < length(which) &&
+                       ask = length(which) > 1L &&
+                         prod(graphics::par("mfcol")) < length(which) &&
                          grDevices::dev.interactive(), ...) {
   panels <- c("function", "observed", "trace")
   if (is.null(which)) {

@@ -104,8 +104,6 @@ test_that("formula fits plot against their input variable", {
   p <- recorded_pages(plot(fit, which = "function"))[[1L]]
   expect_identical(unlist(page_args(p, "C_title")[3:4]), c("u", "v"))
   logfit <- gp_sdd(v ~ log(u), data = df, kernel = ker, noise = 0.01, solver = "cholesky")
-  grDevices::pdf(NULL) # the error comes after plot() has looked at the device
-  on.exit(grDevices::dev.off(), add = TRUE)
   expect_error(plot(logfit, which = "function"), class = "sddgp_error_argument",
                regexp = "needs the formula's input to be a variable")
 })

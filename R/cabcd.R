@@ -5,46 +5,46 @@
 #' coordinate descent (CaBCD, Cosentino, Oberhauser and Abate 2020), or for
 #' comparison with plain block coordinate descent or Adam.
 #'
-#' **The model.** With `basis_features` = \eqn{m} random Fourier features
-#' \eqn{\phi(x)} of the kernel (\eqn{\phi(x)^\top \phi(x') \approx k(x, x')}),
-#' the posterior mean is \eqn{\phi(x)^\top \theta} with
+#' **The model.** With `basis_features` = \eqn{m}{m} random Fourier features
+#' \eqn{\phi(x)}{phi(x)} of the kernel (\eqn{\phi(x)^\top \phi(x') \approx k(x, x')}{phi(x)^T phi(x') ~= k(x, x')}),
+#' the posterior mean is \eqn{\phi(x)^\top \theta}{phi(x)^T theta} with
 #' \deqn{\theta = \arg\min_\theta \frac{1}{N} \sum_i w_i (\phi(x_i)^\top
 #'   \theta - y_i)^2 + \frac{\lambda}{N} \|\theta\|^2
-#'   = (\Phi^\top W \Phi + \lambda I)^{-1} \Phi^\top W y,}
-#' where \eqn{w_i = \lambda / \mathrm{noise}_i} and \eqn{\lambda} is the
-#' harmonic mean of the noise variances (\eqn{w_i = 1} for a constant noise).
-#' This is the exact posterior of the \eqn{m}-feature model, not of the GP:
-#' its accuracy is limited by \eqn{m} whatever the solver does, and the
-#' \eqn{N \times m} feature matrix is kept in memory
-#' (\eqn{8 N m} bytes). Posterior samples solve the same problem with targets
-#' \eqn{f_0(X) + \zeta}.
+#'   = (\Phi^\top W \Phi + \lambda I)^{-1} \Phi^\top W y,}{theta = arg min_theta 1/N sum_i w_i (phi(x_i)^T theta - y_i)^2 + lambda/N ||theta||^2 = (Phi^T W Phi + lambda I)^(-1) Phi^T W y,}
+#' where \eqn{w_i = \lambda / \mathrm{noise}_i}{w_i = lambda / noise_i} and \eqn{\lambda}{lambda} is the
+#' harmonic mean of the noise variances (\eqn{w_i = 1}{w_i = 1} for a constant noise).
+#' This is the exact posterior of the \eqn{m}{m}-feature model, not of the GP:
+#' its accuracy is limited by \eqn{m}{m} whatever the solver does, and the
+#' \eqn{N \times m}{N x m} feature matrix is kept in memory
+#' (\eqn{8 N m}{8 N m} bytes). Posterior samples solve the same problem with targets
+#' \eqn{f_0(X) + \zeta}{f_0(X) + zeta}.
 #'
 #' **The solver.** Each outer iteration of CaBCD (momentum version) takes a
 #' heavy-ball step on all coordinates, chooses blocks of `block_size`
 #' coordinates (Gauss-Southwell: largest gradients holding 75% of the
 #' gradient's 1-norm; random: a random half), and for each block in turn
-#' replaces the \eqn{N} per-sample block gradients by `block_size` + 1
+#' replaces the \eqn{N}{N} per-sample block gradients by `block_size` + 1
 #' weighted samples with the same mean (Caratheodory recombination), then
 #' takes up to `max_inner` momentum steps on those few samples while the
 #' exact change of the loss (which uses the exact block Hessian) keeps
-#' falling. It pays off when \eqn{N \gg m} and the blocks are
+#' falling. It pays off when \eqn{N \gg m}{N >> m} and the blocks are
 #' low-dimensional: a block's many inner steps cost about one pass over the
 #' block's data. It inherits the primal problem's ill-conditioning.
 #' `algorithm = "bcd"` takes one exact block gradient step per block instead
-#' (no momentum); `"adam"` runs Adam (\eqn{\beta_1} = `momentum`,
-#' \eqn{\beta_2 = 0.999}) on mini-batches of 256, one outer iteration being
+#' (no momentum); `"adam"` runs Adam (\eqn{\beta_1}{beta_1} = `momentum`,
+#' \eqn{\beta_2 = 0.999}{beta_2 = 0.999}) on mini-batches of 256, one outer iteration being
 #' one epoch.
 #'
 #' The run stops after `iterations` outer iterations, or once the relative
-#' gradient norm \eqn{\|\nabla L(\theta)\| / \|\nabla L(0)\|} (the relative
+#' gradient norm \eqn{\|\nabla L(\theta)\| / \|\nabla L(0)\|}{||grad L(theta)|| / ||grad L(0)||} (the relative
 #' residual of the normal equations) is below `tolerance` for every system.
 #' The fit's `trace` holds that measure per outer iteration (`residual`,
 #' `residual_samples`), the loss of the mean system (`loss`) and the data
 #' passes used so far (`passes`: a gradient over all samples counts one, a
-#' block's share of it `block_size` / \eqn{m}, steps on recombined samples
+#' block's share of it `block_size` / \eqn{m}{m}, steps on recombined samples
 #' and Adam's mini-batches their share of samples).
 #'
-#' @param basis_features Number \eqn{m} of random Fourier features of the
+#' @param basis_features Number \eqn{m}{m} of random Fourier features of the
 #'   model.
 #' @param block_size Coordinates per block (capped at `basis_features`);
 #'   recombination costs grow with its cube, the paper uses 2 to 5.
@@ -52,13 +52,13 @@
 #' @param algorithm `"cabcd"`, `"bcd"` (plain block coordinate descent) or
 #'   `"adam"`.
 #' @param step_size For `"cabcd"` and `"bcd"`, the step relative to the
-#'   curvature: a block of \eqn{k} coordinates moves by `step_size`
-#'   \eqn{/ (k c)} times its gradient, where \eqn{c} is the largest diagonal
+#'   curvature: a block of \eqn{k}{k} coordinates moves by `step_size`
+#'   \eqn{/ (k c)}{/ (k c)} times its gradient, where \eqn{c}{c} is the largest diagonal
 #'   entry of the Hessian, so that values below 2 are stable. For `"adam"`,
 #'   the learning rate. `NULL` means 1 for the block methods and 0.01 for
 #'   Adam.
 #' @param momentum Heavy-ball momentum of CaBCD in \[0, 1), and Adam's
-#'   \eqn{\beta_1}.
+#'   \eqn{\beta_1}{beta_1}.
 #' @param max_inner Largest number of steps on one recombined measure (the
 #'   paper's `1 / step / 10` at its step of 0.001).
 #' @param iterations Largest number of outer iterations.
@@ -134,6 +134,7 @@ solve_cabcd <- function(problem, control, threads, state) {
   # Heteroscedastic noise becomes weights around the harmonic-mean penalty.
   lambda <- 1 / mean(1 / problem$noise)
   settings <- cabcd_settings(control)
+  settings$progress <- progress_solver("CaBCD", settings$iterations, settings$tolerance)
   res <- .Call(C_cabcd_solve, problem$xs, basis$omega, basis$phase,
                problem$kernel$variance, lambda / problem$noise, lambda, problem$rhs,
                settings, threads)

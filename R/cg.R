@@ -1,24 +1,24 @@
 #' Settings of conjugate gradients
 #'
-#' `solver = "cg"` solves \eqn{(K + \lambda I) \alpha = b} by preconditioned
+#' `solver = "cg"` solves \eqn{(K + \lambda I) \alpha = b}{(K + lambda I) alpha = b} by preconditioned
 #' conjugate gradients, the baseline of Lin, Padhy, Antoran et al. (2024).
 #' The posterior mean and the posterior samples are solved together: every
 #' iteration forms one product of the kernel matrix with the search
 #' directions of all systems still running, and each system stops on its
 #' own once its relative residual \eqn{\|b - (K + \lambda I)\alpha\| /
-#' \|b\|} is at most `tolerance` (the others continue, up to
-#' `max_iterations`). Each iteration costs \eqn{O(n^2)} kernel evaluations
+#' \|b\|}{||b - (K + lambda I)alpha|| / ||b||} is at most `tolerance` (the others continue, up to
+#' `max_iterations`). Each iteration costs \eqn{O(n^2)}{O(n^2)} kernel evaluations
 #' (or reads, with the cache), so CG suits moderate `n`.
 #'
-#' The default preconditioner is \eqn{P = \lambda I + L L^\top}, with
-#' \eqn{L} the rank-`rank` greedy pivoted Cholesky factor of
-#' \eqn{K + \mathrm{jitter} \cdot I}, applied through the Woodbury identity
+#' The default preconditioner is \eqn{P = \lambda I + L L^\top}{P = lambda I + L L^T}, with
+#' \eqn{L}{L} the rank-`rank` greedy pivoted Cholesky factor of
+#' \eqn{K + \mathrm{jitter} \cdot I}{K + jitter * I}, applied through the Woodbury identity
 #' (one `rank` x `rank` factorisation per fit). The factor stops early once
 #' the remaining trace is below 0.001 of the initial one. With the default
-#' `jitter = 0`, \eqn{L L^\top} approximates \eqn{K} and \eqn{P} the system
+#' `jitter = 0`, \eqn{L L^\top}{L L^T} approximates \eqn{K}{K} and \eqn{P}{P} the system
 #' itself. The reference implementation of Lin, Padhy, Antoran et al. uses
 #' `jitter = 1`, so that its preconditioner approximates \eqn{K + I +
-#' \lambda I}; where the noise variance is much smaller than 1 that can need
+#' \lambda I}{K + I + lambda I}; where the noise variance is much smaller than 1 that can need
 #' more iterations than no preconditioner at all. On split 0 of five UCI
 #' data sets with their published hyperparameters
 #' (`inst/benchmarks/cg_preconditioner.R`), the posterior mean's system
@@ -102,6 +102,7 @@ solve_cg <- function(problem, control, threads, state) {
   settings <- cg_settings(control, nrow(problem$x),
                           solve_tolerance(control$tolerance, problem),
                           problem$alpha0)
+  settings$progress <- progress_solver("CG", settings$max_iterations, settings$tolerance)
   res <- .Call(C_cg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   status <- raise_status(decode_status(res), "cg", res$iterations, paste(

@@ -4,7 +4,7 @@
 # (8 n^2 bytes: 3.2 GB at 20000).
 cholesky_max_n <- 20000L
 
-#' Settings of the exact solver
+#' Settings of the exact (Cholesky) solver
 #'
 #' `solver = "cholesky"` forms the kernel matrix and solves by its Cholesky
 #' factorisation: O(n^3) time and O(n^2) memory, so at most 20000 points. It
@@ -22,15 +22,15 @@ cholesky_max_n <- 20000L
 #' (and restored after), so that `threads` threads use `threads` cores.
 #'
 #' After factoring, the solver estimates the condition number of
-#' \eqn{K + \lambda W^{-1}} (LAPACK's `dpocon`, \eqn{O(n^2)} work against
-#' the factorisation's \eqn{O(n^3)}). Above \eqn{10^{12}} the solution has
+#' \eqn{K + \lambda W^{-1}}{K + lambda W^(-1)} (LAPACK's `dpocon`, \eqn{O(n^2)}{O(n^2)} work against
+#' the factorisation's \eqn{O(n^3)}{O(n^3)}). Above \eqn{10^{12}}{10^12} the solution has
 #' lost digits that show in the posterior mean (with three copies of every
 #' input, errors of a few millionths of the targets' standard deviation
-#' there, and of 0.03 to 0.08 of it at \eqn{5 \times 10^{15}} to
-#' \eqn{2 \times 10^{16}}, noise \eqn{10^{-14}}), and the fit
+#' there, and of 0.03 to 0.08 of it at \eqn{5 \times 10^{15}}{5 x 10^15} to
+#' \eqn{2 \times 10^{16}}{2 x 10^16}, noise \eqn{10^{-14}}{10^(-14)}), and the fit
 #' warns with class `sddgp_warning_ill_conditioned` (also `sddgp_warning`),
 #' whose fields `condition_number`, `jitter` and `noise_factor` give the
-#' estimate and the increase of `noise` that brings it to \eqn{10^{10}}.
+#' estimate and the increase of `noise` that brings it to \eqn{10^{10}}{10^10}.
 #' Duplicated inputs with a small `noise` are the usual cause: merging them
 #' (their mean target, with `weights` counting the copies) gives the same
 #' posterior, well conditioned.

@@ -116,7 +116,7 @@ print.sddgp_uci <- function(x, ...) {
 #'
 #' The fixed Matern-3/2 hyperparameters used by the stochastic dual descent
 #' paper for each UCI data set and split: one length scale per input column,
-#' the signal scale \eqn{\sigma_f} and the noise scale \eqn{\sigma_n}. They
+#' the signal scale \eqn{\sigma_f}{sigma_f} and the noise scale \eqn{\sigma_n}{sigma_n}. They
 #' were obtained by maximising the exact marginal likelihood on subsets of
 #' the data, and refer to inputs and targets z-scored with the training
 #' split's mean and population standard deviation.
@@ -131,8 +131,8 @@ print.sddgp_uci <- function(x, ...) {
 #'   a CSV file with columns `dataset`, `split`, `noise_scale`,
 #'   `signal_scale` and `length_scale` (length scales joined with `;`).
 #' @return A list with `kernel`, a Matern-3/2 kernel object ([matern()]) with
-#'   the published length scales and variance \eqn{\sigma_f^2}, and `noise`,
-#'   the likelihood variance \eqn{\sigma_n^2}.
+#'   the published length scales and variance \eqn{\sigma_f^2}{sigma_f^2}, and `noise`,
+#'   the likelihood variance \eqn{\sigma_n^2}{sigma_n^2}.
 #' @seealso [read_uci()].
 #' @examples
 #' hp <- uci_hyperparameters("pol", split = 0)

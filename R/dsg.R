@@ -2,36 +2,36 @@
 #'
 #' `solver = "dsg"` fits the posterior mean by the doubly stochastic
 #' functional gradients of Dai et al. (2014): kernel ridge regression with
-#' the averaged loss \eqn{\frac{1}{2}(f(x) - y)^2} and regulariser
-#' \eqn{\frac{\nu}{2}\|f\|_H^2}, \eqn{\nu = \lambda / n}, whose minimiser is
-#' the GP posterior mean \eqn{k(\cdot, X)(K + \lambda I)^{-1} y}. Step
-#' \eqn{t} draws `batch_size` data points and a block of `block_size` random
+#' the averaged loss \eqn{\frac{1}{2}(f(x) - y)^2}{1/2(f(x) - y)^2} and regulariser
+#' \eqn{\frac{\nu}{2}\|f\|_H^2}{nu/2||f||_H^2}, \eqn{\nu = \lambda / n}{nu = lambda / n}, whose minimiser is
+#' the GP posterior mean \eqn{k(\cdot, X)(K + \lambda I)^{-1} y}{k(*, X)(K + lambda I)^(-1) y}. Step
+#' \eqn{t}{t} draws `batch_size` data points and a block of `block_size` random
 #' Fourier features (regenerated from a seed, never stored), evaluates the
 #' current function at the batch from all earlier blocks, shrinks all older
-#' coefficients by \eqn{1 - \gamma_t \nu} and appends the block's
-#' coefficients \eqn{-\gamma_t B^{-1} \sum_j (f(x_j) - y_j) \phi_{t,k}(x_j)}.
-#' With a noise variance per observation the loss of point \eqn{i} is
-#' weighted by \eqn{\bar\lambda / \lambda_i} (with \eqn{\nu = \bar\lambda /
-#' n}), which makes the minimiser the heteroscedastic posterior mean exactly.
+#' coefficients by \eqn{1 - \gamma_t \nu}{1 - gamma_t nu} and appends the block's
+#' coefficients \eqn{-\gamma_t B^{-1} \sum_j (f(x_j) - y_j) \phi_{t,k}(x_j)}{-gamma_t B^(-1) sum_j (f(x_j) - y_j) phi_t,k(x_j)}.
+#' With a noise variance per observation the loss of point \eqn{i}{i} is
+#' weighted by \eqn{\bar\lambda / \lambda_i}{lambda_bar / lambda_i} (with \eqn{\nu = \bar\lambda /
+#' n}{nu = lambda_bar / n}), which makes the minimiser the heteroscedastic posterior mean exactly.
 #'
-#' **Cost.** Step \eqn{t} evaluates \eqn{t} blocks of features at the batch,
-#' so it costs \eqn{O(t \cdot r B d)} and a run \eqn{O(T^2 r B d / 2)}: that
-#' is the method. Memory is the \eqn{T r} coefficients per right-hand side;
-#' predictions replay the features from the seed, \eqn{O(T r d)} per point.
-#' The defaults (\eqn{T = 500}, \eqn{r = 64}, \eqn{B = 256}) make about
-#' \eqn{2 \cdot 10^9} feature evaluations, each a cosine: on a problem of the
+#' **Cost.** Step \eqn{t}{t} evaluates \eqn{t}{t} blocks of features at the batch,
+#' so it costs \eqn{O(t \cdot r B d)}{O(t * r B d)} and a run \eqn{O(T^2 r B d / 2)}{O(T^2 r B d / 2)}: that
+#' is the method. Memory is the \eqn{T r}{T r} coefficients per right-hand side;
+#' predictions replay the features from the seed, \eqn{O(T r d)}{O(T r d)} per point.
+#' The defaults (\eqn{T = 500}{T = 500}, \eqn{r = 64}{r = 64}, \eqn{B = 256}{B = 256}) make about
+#' \eqn{2 \cdot 10^9}{2 * 10^9} feature evaluations, each a cosine: on a problem of the
 #' size of pol (13500 points, 26 inputs, no samples) that took about 80 s
 #' of CPU time. Each posterior sample adds a multiply-add per evaluation.
 #'
-#' **Step size.** The step is \eqn{\gamma_t = \gamma_0 / (1 + t /}
-#' `step_decay`\eqn{)}, the paper's \eqn{\theta / (t + t_0)} with
-#' \eqn{t_0 =} `step_decay` and \eqn{\theta = \gamma_0 t_0}. The theory asks
-#' for \eqn{\theta \nu \in (1, 2)}, i.e. \eqn{t_0 \approx n / (\gamma_0
-#' \lambda)}: far more steps than any run takes, so the default is a
-#' constant step (`step_decay = Inf`). By default \eqn{\gamma_0} is
-#' `step_fraction` times an estimated stability limit \eqn{2 / c} with
+#' **Step size.** The step is \eqn{\gamma_t = \gamma_0 / (1 + t /}{gamma_t = gamma_0 / (1 + t /}
+#' `step_decay`\eqn{)}{)}, the paper's \eqn{\theta / (t + t_0)}{theta / (t + t_0)} with
+#' \eqn{t_0 =}{t_0 =} `step_decay` and \eqn{\theta = \gamma_0 t_0}{theta = gamma_0 t_0}. The theory asks
+#' for \eqn{\theta \nu \in (1, 2)}{theta nu in (1, 2)}, i.e. \eqn{t_0 \approx n / (\gamma_0
+#' \lambda)}{t_0 ~= n / (gamma_0 lambda)}: far more steps than any run takes, so the default is a
+#' constant step (`step_decay = Inf`). By default \eqn{\gamma_0}{gamma_0} is
+#' `step_fraction` times an estimated stability limit \eqn{2 / c}{2 / c} with
 #' curvature \eqn{c = \lambda_{max}(K + \lambda I) / n + \sigma_f^2 / r +
-#' 4 \sigma_f^2 / \sqrt{r B}}: the first term is that of the full-batch functional gradient step (estimated
+#' 4 \sigma_f^2 / \sqrt{r B}}{c = lambda_max(K + lambda I) / n + sigma_f^2 / r + 4 sigma_f^2 / sqrt(r B)}: the first term is that of the full-batch functional gradient step (estimated
 #' as for [sdd_control()], with a per-point term for small batches), the
 #' others the extra curvature of one step's random features at its batch
 #' (with an empirical safety factor). With heteroscedastic noise it is
@@ -40,10 +40,10 @@
 #' whose probed residual (below) exceeds twice its starting value stops
 #' with an error of class `sddgp_error_divergence`.
 #'
-#' **Accuracy.** After \eqn{T} steps the mean is, roughly, that of an
-#' early-stopped gradient flow: directions of \eqn{K} with eigenvalue below
-#' about \eqn{n / \sum_t \gamma_t} are not fitted yet, which for large
-#' \eqn{n} and small noise means a much smoother mean than the exact
+#' **Accuracy.** After \eqn{T}{T} steps the mean is, roughly, that of an
+#' early-stopped gradient flow: directions of \eqn{K}{K} with eigenvalue below
+#' about \eqn{n / \sum_t \gamma_t}{n / sum_t gamma_t} are not fitted yet, which for large
+#' \eqn{n}{n} and small noise means a much smoother mean than the exact
 #' posterior's. On top of that it carries the Monte Carlo error of its
 #' random features and batches. On 2000 points in 4 dimensions the default
 #' run's mean was 18 per cent (relative) away from the exact posterior mean,
@@ -56,18 +56,18 @@
 #' regularised problems.
 #'
 #' The trace's `residual` is the relative training residual
-#' \eqn{\|f(X_P) - y_P\| / \|y_P\|} on a fixed probe of `probe_size`
+#' \eqn{\|f(X_P) - y_P\| / \|y_P\|}{||f(X_P) - y_P|| / ||y_P||} on a fixed probe of `probe_size`
 #' training points. It tends to the exact posterior mean's own relative
 #' residual, not to 0.
 #'
-#' @param iterations Number of steps \eqn{T}.
-#' @param batch_size Data points per step \eqn{B}, drawn uniformly with
+#' @param iterations Number of steps \eqn{T}{T}.
+#' @param batch_size Data points per step \eqn{B}{B}, drawn uniformly with
 #'   replacement.
-#' @param block_size Random features per step \eqn{r}.
-#' @param step_size Initial step size \eqn{\gamma_0}, or `NULL` to choose it
+#' @param block_size Random features per step \eqn{r}{r}.
+#' @param step_size Initial step size \eqn{\gamma_0}{gamma_0}, or `NULL` to choose it
 #'   from the data (see Details). Must satisfy \eqn{\gamma_0 \lambda / n <
-#'   1}.
-#' @param step_decay Steps after which the step size has halved, \eqn{t_0};
+#'   1}{gamma_0 lambda / n < 1}.
+#' @param step_decay Steps after which the step size has halved, \eqn{t_0}{t_0};
 #'   `Inf` keeps it constant.
 #' @param step_fraction Fraction of the estimated stability limit used when
 #'   `step_size` is `NULL`.
@@ -164,6 +164,7 @@ solve_dsg <- function(problem, control, threads, state) {
   }
   feature_seed <- state$feature_seed %||% new_seed()
   settings <- dsg_settings(control, step, feature_seed)
+  settings$progress <- progress_solver("DSG", settings$iterations)
   res <- .Call(C_dsg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   status <- raise_status(decode_status(res), "dsg", res$iterations, sprintf(paste(

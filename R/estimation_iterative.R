@@ -69,7 +69,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   m1 <- m2 <- numeric(length(free))
   alpha <- NULL
   reason <- "step limit"
-  for (t in seq_len(steps)) {
+  for (t in progress_along(seq_len(steps), "Estimating hyperparameters on all the data")) {
     kernel <- kernel_at(theta)
     noise <- exp(theta[[d + 2L]])
     problem <- new_problem(x, y, kernel, if (is.null(weights)) noise else noise / weights,

@@ -1,8 +1,8 @@
 #' Fit a Gaussian process by stochastic dual descent
 #'
-#' Fits the Gaussian process regression model \eqn{y = f(x) + \epsilon} with
-#' \eqn{f \sim GP(0, k)} and \eqn{\epsilon \sim N(0, \lambda)}. The posterior
-#' mean's representer weights solve \eqn{(K + \lambda I) \alpha = y}; with
+#' Fits the Gaussian process regression model \eqn{y = f(x) + \epsilon}{y = f(x) + epsilon} with
+#' \eqn{f \sim GP(0, k)}{f ~ GP(0, k)} and \eqn{\epsilon \sim N(0, \lambda)}{epsilon ~ N(0, lambda)}. The posterior
+#' mean's representer weights solve \eqn{(K + \lambda I) \alpha = y}{(K + lambda I) alpha = y}; with
 #' `solver = "sdd"` this system is solved by stochastic dual descent, which
 #' touches `batch_size` rows of the kernel matrix per step and never needs
 #' to store it, so `n` can be in the hundreds of thousands or more.
@@ -12,12 +12,12 @@
 #' features, each corrected by the solution of its own linear system (solved
 #' together with the mean's, sharing every kernel row).
 #'
-#' With `weights`, observation \eqn{i} has its own noise variance
-#' \eqn{\lambda / w_i} and the system becomes
-#' \eqn{(K + \lambda W^{-1}) \alpha = y} with \eqn{W = \mathrm{diag}(w)},
+#' With `weights`, observation \eqn{i}{i} has its own noise variance
+#' \eqn{\lambda / w_i}{lambda / w_i} and the system becomes
+#' \eqn{(K + \lambda W^{-1}) \alpha = y}{(K + lambda W^(-1)) alpha = y} with \eqn{W = \mathrm{diag}(w)}{W = diag(w)},
 #' in every solver. As in [stats::lm()], a weight can stand for an observation
-#' that is the mean of \eqn{w_i} replicates, or for a known precision: to
-#' give per-observation noise variances \eqn{v_i} in the units of `y`, use
+#' that is the mean of \eqn{w_i}{w_i} replicates, or for a known precision: to
+#' give per-observation noise variances \eqn{v_i}{v_i} in the units of `y`, use
 #' `standardize = FALSE`, `noise = 1` and `weights = 1 / v`.
 #'
 #' SDD and CG stop by default once their predictions are within a tenth of
@@ -67,10 +67,10 @@
 #' below 1e-12 of the largest magnitude) are only centred.
 #' Hyperparameters (given or estimated) then refer to the standardised data,
 #' and predictions come back in the original units. Without
-#' standardisation, inputs beyond \eqn{10^{100}} length scales from 0
+#' standardisation, inputs beyond \eqn{10^{100}}{10^100} length scales from 0
 #' (where squared distances overflow) and estimates that would overflow or
 #' underflow double precision (from a target variance beyond
-#' \eqn{10^{308}}, say) are errors of class `sddgp_error_argument`.
+#' \eqn{10^{308}}{10^308}, say) are errors of class `sddgp_error_argument`.
 #'
 #' @section Several outputs: With `y` a matrix of `q` columns, `gp_sdd()`
 #'   fits one GP per column, all with the same kernel and noise variance
@@ -99,10 +99,10 @@
 #'   (as for [stats::lm()], not a matrix).
 #' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
 #'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`.
-#' @param noise Observation noise variance \eqn{\lambda}, or `NULL` to
+#' @param noise Observation noise variance \eqn{\lambda}{lambda}, or `NULL` to
 #'   estimate it. With `weights`, the noise variance of a unit weight.
 #' @param weights `NULL` (every observation has noise variance `noise`), or
-#'   positive observation weights, one per row of `x`: observation \eqn{i}
+#'   positive observation weights, one per row of `x`: observation \eqn{i}{i}
 #'   has noise variance `noise / weights[i]` (see Details). For the formula
 #'   method, a vector as long as `data` has rows, evaluated as in
 #'   [stats::lm()]: first among the columns of `data`, then in the formula's

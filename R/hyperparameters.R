@@ -7,7 +7,7 @@
 #' then, with `method = "iterative"`, that of all the points, from the
 #' subset's estimate (section "Estimation on all the data").
 #'
-#' An evaluation costs \eqn{O(m^3)} time and \eqn{O(m^2)} memory for `m`
+#' An evaluation costs \eqn{O(m^3)}{O(m^3)} time and \eqn{O(m^2)}{O(m^2)} memory for `m`
 #' points: with R's reference BLAS, about 4 seconds on one thread (3 on two)
 #' and 32 MB at `m = 2000`, an eighth of that at `m = 1000`; with OpenBLAS
 #' about 0.4 seconds (see the README, section "A faster exact solver"). The
@@ -19,19 +19,19 @@
 #' `polish_iterations` iterations. A stage with half the points of the next
 #' gets four times its iterations, at an eighth of the cost each. After the
 #' pilot, L-BFGS-B works on the scale of the pilot optimum's curvature. The
-#' stages before the last keep the noise variance above \eqn{10^{-3}} times
+#' stages before the last keep the noise variance above \eqn{10^{-3}}{10^-3} times
 #' the target variance: small subsets often cannot tell little noise from
 #' none, and their optimum then lies at `min_noise`, in a different mode
 #' from the whole subset's. An evaluation's factorisation and inverse run by
 #' blocks over the fit's threads and answer Ctrl-C between blocks.
 #'
-#' The optimisation starts from length scales \eqn{\sqrt{d}} times the
+#' The optimisation starts from length scales \eqn{\sqrt{d}}{sqrt(d)} times the
 #' standard deviation of each input column (the median-distance heuristic:
 #' typical distances between points are then about one length scale), the
 #' variance of the targets as kernel variance and a tenth of it as noise
-#' variance. It is confined to length scales within \eqn{10^{-3}} and
-#' \eqn{10^{3}} times the column's standard deviation, kernel variances
-#' within \eqn{10^{-4}} and \eqn{10^{3}} times the target variance, and noise
+#' variance. It is confined to length scales within \eqn{10^{-3}}{10^-3} and
+#' \eqn{10^{3}}{10^3} times the column's standard deviation, kernel variances
+#' within \eqn{10^{-4}}{10^-4} and \eqn{10^{3}}{10^3} times the target variance, and noise
 #' variances within `min_noise` and 10 times the target variance. With
 #' standardised data (the default in [gp_sdd()]) these standard deviations
 #' and variances are 1. The marginal likelihood can have several local
@@ -92,7 +92,7 @@
 #'   of the targets. The marginal likelihood of smooth data can keep rising
 #'   as the noise goes to zero, towards an interpolating fit whose kernel
 #'   system is so badly conditioned that iterative solvers (SDD above all)
-#'   converge very slowly; the default floor of \eqn{10^{-4}} is the one
+#'   converge very slowly; the default floor of \eqn{10^{-4}}{10^-4} is the one
 #'   GPyTorch uses. Give `noise` explicitly to go below it.
 #' @param iterative Settings of the estimation on all the data, made by
 #'   [iterative_control()].
@@ -187,12 +187,14 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   messages <- if (length(free) > 0L) character(last) else "nothing to estimate"
   convergence <- 0L
 
+  bar <- progress_estimation(sizes)
   for (s in seq_len(last)) {
     stage <- seq_len(sizes[s])
     objective <- mll_objective(xs[stage, , drop = FALSE],
                                if (is.matrix(ys)) ys[stage, , drop = FALSE] else ys[stage],
                                ws[stage],
                                kernel$family, space$start, free, threads)
+    objective <- progress_stage(bar, s, objective)
     if (length(free) > 0L) {
       # Smaller stages cost (m / size)^3 less per evaluation: they get
       # (m / size)^2 times the final stage's iterations, and a looser

@@ -2,12 +2,12 @@
 #'
 #' Stationary covariance functions with automatic relevance determination
 #' (one length scale per input column). With `r` the distance between two
-#' inputs after dividing each coordinate by its length scale and \eqn{\sigma_f^2}
+#' inputs after dividing each coordinate by its length scale and \eqn{\sigma_f^2}{sigma_f^2}
 #' the `variance`:
-#' * Matern-1/2: \eqn{\sigma_f^2 \exp(-r)};
-#' * Matern-3/2: \eqn{\sigma_f^2 (1 + \sqrt{3} r) \exp(-\sqrt{3} r)};
-#' * Matern-5/2: \eqn{\sigma_f^2 (1 + \sqrt{5} r + 5 r^2 / 3) \exp(-\sqrt{5} r)};
-#' * squared exponential: \eqn{\sigma_f^2 \exp(-r^2 / 2)}.
+#' * Matern-1/2: \eqn{\sigma_f^2 \exp(-r)}{sigma_f^2 exp(-r)};
+#' * Matern-3/2: \eqn{\sigma_f^2 (1 + \sqrt{3} r) \exp(-\sqrt{3} r)}{sigma_f^2 (1 + sqrt(3) r) exp(-sqrt(3) r)};
+#' * Matern-5/2: \eqn{\sigma_f^2 (1 + \sqrt{5} r + 5 r^2 / 3) \exp(-\sqrt{5} r)}{sigma_f^2 (1 + sqrt(5) r + 5 r^2 / 3) exp(-sqrt(5) r)};
+#' * squared exponential: \eqn{\sigma_f^2 \exp(-r^2 / 2)}{sigma_f^2 exp(-r^2 / 2)}.
 #'
 #' Hyperparameters left `NULL` are estimated by [gp_sdd()] by maximising the
 #' exact log marginal likelihood on a random subset of the data. A single
@@ -18,7 +18,7 @@
 #' @param nu Smoothness: 1/2, 3/2 or 5/2.
 #' @param lengthscale Positive length scales: one per input column, a single
 #'   value for all columns, or `NULL` to estimate them.
-#' @param variance Positive kernel amplitude \eqn{\sigma_f^2}, or `NULL` to
+#' @param variance Positive kernel amplitude \eqn{\sigma_f^2}{sigma_f^2}, or `NULL` to
 #'   estimate it.
 #' @return An object of class `sddgp_kernel`.
 #' @examples

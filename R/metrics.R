@@ -2,8 +2,8 @@
 #'
 #' Root mean squared error of the posterior mean and mean negative log
 #' predictive density of the observations,
-#' \eqn{-\frac{1}{m}\sum_i \log N(y_i \mid \mu_i, \sigma_i^2 + \lambda)},
-#' with \eqn{\sigma_i^2} the posterior variance of [predict.sddgp()]
+#' \eqn{-\frac{1}{m}\sum_i \log N(y_i \mid \mu_i, \sigma_i^2 + \lambda)}{-1/m sum_i log N(y_i | mu_i, sigma_i^2 + lambda)},
+#' with \eqn{\sigma_i^2}{sigma_i^2} the posterior variance of [predict.sddgp()]
 #' (from the samples, or exact for an exact fit without samples). With `normalised = TRUE` both are in the units of the
 #' standardised target (RMSE divided by the training standard deviation of
 #' y; NLL shifted by its log), the convention of the SDD paper's tables.

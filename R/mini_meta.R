@@ -2,67 +2,67 @@
 #'
 #' Maximises a noisy function by Bayesian optimisation with the Mini-META
 #' rule of Calandriello et al. (2022): the chosen point is evaluated not once
-#' but \eqn{B_h} times in a row before the next one is chosen, so the
+#' but \eqn{B_h}{B_h} times in a row before the next one is chosen, so the
 #' acquisition function is maximised (and the Gaussian process updated) only
-#' \eqn{H} times for a budget of \eqn{T} evaluations. After \eqn{h} switches
-#' the GP is kept compressed on the \eqn{H} unique points \eqn{X_H}: their
-#' counts \eqn{B_h} and mean observations \eqn{\bar y_h} carry all the data
-#' say about \eqn{f}, so the posterior costs \eqn{O(H^3)} instead of
-#' \eqn{O(T^3)}.
+#' \eqn{H}{H} times for a budget of \eqn{T}{T} evaluations. After \eqn{h}{h} switches
+#' the GP is kept compressed on the \eqn{H}{H} unique points \eqn{X_H}{X_H}: their
+#' counts \eqn{B_h}{B_h} and mean observations \eqn{\bar y_h}{y_bar_h} carry all the data
+#' say about \eqn{f}{f}, so the posterior costs \eqn{O(H^3)}{O(H^3)} instead of
+#' \eqn{O(T^3)}{O(T^3)}.
 #'
 #' @section The loop: After an initial design of `initial` points drawn
 #'   uniformly from the domain (each evaluated once), every step
-#'   1. computes the posterior mean \eqn{\mu} and variance \eqn{\sigma^2} of
+#'   1. computes the posterior mean \eqn{\mu}{mu} and variance \eqn{\sigma^2}{sigma^2} of
 #'      the compressed GP (below) on the domain;
-#'   2. chooses \eqn{x} maximising the acquisition function, Mini-GP-UCB
-#'      \eqn{\mu(x) + \beta_h \sigma(x)} or Mini-GP-EI
-#'      \eqn{\beta_h\sigma(x)[(z/\beta_h)\Phi(z/\beta_h) + \phi(z/\beta_h)]}
-#'      with \eqn{z = (\mu(x) - \max_{x'} \mu(x'))/\sigma(x)}, the
+#'   2. chooses \eqn{x}{x} maximising the acquisition function, Mini-GP-UCB
+#'      \eqn{\mu(x) + \beta_h \sigma(x)}{mu(x) + beta_h sigma(x)} or Mini-GP-EI
+#'      \eqn{\beta_h\sigma(x)[(z/\beta_h)\Phi(z/\beta_h) + \phi(z/\beta_h)]}{beta_h sigma(x)[(z/beta_h)Phi(z/beta_h) + phi(z/beta_h)]}
+#'      with \eqn{z = (\mu(x) - \max_{x'} \mu(x'))/\sigma(x)}{z = (mu(x) - max_(x') mu(x'))/sigma(x)}, the
 #'      expected improvement over the largest posterior mean with the
-#'      standard deviation inflated by \eqn{\beta_h};
+#'      standard deviation inflated by \eqn{\beta_h}{beta_h};
 #'   3. evaluates `objective` \eqn{B = \max(1, \lfloor (C^2 - 1)
 #'      \lambda/\sigma^2(x) \rfloor)}{B = max(1, floor((C^2 - 1) noise /
-#'      sigma^2(x)))} times at \eqn{x} (each a separate, noisy call; the
-#'      last block is cut to what is left of `budget`). After \eqn{B}
+#'      sigma^2(x)))} times at \eqn{x}{x} (each a separate, noisy call; the
+#'      last block is cut to what is left of `budget`). After \eqn{B}{B}
 #'      repeats the posterior standard deviation anywhere falls by at most
-#'      the factor \eqn{C}, its fall at \eqn{x} itself being the largest,
-#'      which is what keeps the regret within a factor \eqn{C} of the
+#'      the factor \eqn{C}{C}, its fall at \eqn{x}{x} itself being the largest,
+#'      which is what keeps the regret within a factor \eqn{C}{C} of the
 #'      algorithm that updates after every evaluation. With `mini = FALSE`,
-#'      \eqn{B = 1} always: plain GP-UCB or GP-EI.
+#'      \eqn{B = 1}{B = 1} always: plain GP-UCB or GP-EI.
 #'
-#' @section The compressed posterior: With \eqn{W = \mathrm{diag}(B_h)}
-#'   and prior mean \eqn{m_0},
-#'   \deqn{\mu(x) = m_0 + k(x, X_H)(K_H + \lambda W^{-1})^{-1}(\bar y_H - m_0),}
-#'   \deqn{\sigma^2(x) = k(x, x) - k(x, X_H)(K_H + \lambda W^{-1})^{-1} k(X_H, x),}
-#'   a GP on the \eqn{H} unique points whose noise variance
-#'   \eqn{\lambda / B_h} is that of a mean of \eqn{B_h} observations. This
+#' @section The compressed posterior: With \eqn{W = \mathrm{diag}(B_h)}{W = diag(B_h)}
+#'   and prior mean \eqn{m_0}{m_0},
+#'   \deqn{\mu(x) = m_0 + k(x, X_H)(K_H + \lambda W^{-1})^{-1}(\bar y_H - m_0),}{mu(x) = m_0 + k(x, X_H)(K_H + lambda W^(-1))^(-1)(y_bar_H - m_0),}
+#'   \deqn{\sigma^2(x) = k(x, x) - k(x, X_H)(K_H + \lambda W^{-1})^{-1} k(X_H, x),}{sigma^2(x) = k(x, x) - k(x, X_H)(K_H + lambda W^(-1))^(-1) k(X_H, x),}
+#'   a GP on the \eqn{H}{H} unique points whose noise variance
+#'   \eqn{\lambda / B_h}{lambda / B_h} is that of a mean of \eqn{B_h}{B_h} observations. This
 #'   equals the posterior given every repeated observation exactly. (The
 #'   poster of the paper writes the sums of the observations where their
-#'   means belong.) While \eqn{H \le} `threshold`, \eqn{\mu} and
-#'   \eqn{\sigma^2} come from one Cholesky factorisation (`solver =
-#'   "cholesky"`, or `"auto"`); the variance on \eqn{m} points costs
-#'   \eqn{O(m H^2)}. Beyond it, [gp_sdd()] with `weights = B_h` fits the
+#'   means belong.) While \eqn{H \le}{H <=} `threshold`, \eqn{\mu}{mu} and
+#'   \eqn{\sigma^2}{sigma^2} come from one Cholesky factorisation (`solver =
+#'   "cholesky"`, or `"auto"`); the variance on \eqn{m}{m} points costs
+#'   \eqn{O(m H^2)}{O(m H^2)}. Beyond it, [gp_sdd()] with `weights = B_h` fits the
 #'   mean by stochastic dual descent and the variances on the domain are the
 #'   mean squares of `samples` pathwise posterior samples, with relative
 #'   error about \eqn{\sqrt{2/S}}{sqrt(2 / samples)}: an approximation that
-#'   falls outside the regret analysis. \eqn{B} (and the information gain
+#'   falls outside the regret analysis. \eqn{B}{B} (and the information gain
 #'   behind `beta = "theory"`) then use the variance at the chosen point from
-#'   one extra SDD solve with right-hand side \eqn{k(X_H, x)}, as accurate as
+#'   one extra SDD solve with right-hand side \eqn{k(X_H, x)}{k(X_H, x)}, as accurate as
 #'   the solver's convergence.
 #'
-#' @section Exploration parameter \eqn{\beta_h}: A number is used as it is
+#' @section Exploration parameter \eqn{\beta_h}{beta_h}: A number is used as it is
 #'   at every step. `beta = "theory"` uses a reconstruction of the
 #'   confidence width of the paper's analysis (in the style of BBKB,
-#'   Calandriello et al. 2020; the poster only says that \eqn{\beta_h} grows
+#'   Calandriello et al. 2020; the poster only says that \eqn{\beta_h}{beta_h} grows
 #'   with the information gain):
-#'   \deqn{\beta_h = \sqrt{2\hat\gamma_h + 2\log(1/\delta)} + F,}
-#'   with \eqn{F} = `rkhs_norm`, a bound on the RKHS norm of \eqn{f - m_0},
+#'   \deqn{\beta_h = \sqrt{2\hat\gamma_h + 2\log(1/\delta)} + F,}{beta_h = sqrt(2gamma_hat_h + 2 log(1/delta)) + F,}
+#'   with \eqn{F}{F} = `rkhs_norm`, a bound on the RKHS norm of \eqn{f - m_0}{f - m_0},
 #'   and \eqn{\hat\gamma_h = \frac12 \log\det(I + \lambda^{-1} W^{1/2}
-#'   K_H W^{1/2})}, the information gain of all observations so far (equal
-#'   to \eqn{\frac12\log\det(I + \lambda^{-1}K_T)} over the \eqn{T} repeated
+#'   K_H W^{1/2})}{gamma_hat_h = 1/2 log det(I + lambda^(-1) W^(1/2) K_H W^(1/2))}, the information gain of all observations so far (equal
+#'   to \eqn{\frac12\log\det(I + \lambda^{-1}K_T)}{1/2 log det(I + lambda^(-1)K_T)} over the \eqn{T}{T} repeated
 #'   rows). It is updated after each block by \eqn{\frac12 \log(1 + B
-#'   \sigma^2(x)/\lambda)}. The sub-Gaussian scale of the noise is taken to
-#'   be its standard deviation \eqn{\sqrt\lambda}, which cancels. Theoretical
+#'   \sigma^2(x)/\lambda)}{1/2 log(1 + B sigma^2(x)/lambda)}. The sub-Gaussian scale of the noise is taken to
+#'   be its standard deviation \eqn{\sqrt\lambda}{sqrt(lambda)}, which cancels. Theoretical
 #'   widths are conservative (they explore much); practice often uses a
 #'   constant between 1 and 3.
 #'
@@ -81,13 +81,13 @@
 #'   `noise`) is estimated once, by maximum marginal likelihood on the
 #'   initial data (the initial design plus `x`, `y`) after standardising
 #'   them as [gp_sdd()] does, and reported in the original units. The prior
-#'   mean \eqn{m_0} is the mean of the initial observations. Kernel length
+#'   mean \eqn{m_0}{m_0} is the mean of the initial observations. Kernel length
 #'   scales and variance, and `noise`, are in the units of the domain and of
 #'   the objective's values.
 #'
 #' @param objective The function to maximise: called with one point (a
 #'   numeric vector), it must return a single finite number, a noisy
-#'   observation of \eqn{f} at that point.
+#'   observation of \eqn{f}{f} at that point.
 #' @param candidates A finite domain: a numeric matrix (or data frame) with
 #'   one candidate point per row. Give either `candidates` or `lower` and
 #'   `upper`.
@@ -98,18 +98,18 @@
 #' @param acquisition `"ucb"` (Mini-GP-UCB) or `"ei"` (Mini-GP-EI).
 #' @param C The switching constant, greater than 1: a larger `C` means
 #'   longer blocks and fewer switches (about \eqn{\gamma_T(1 + 1/(C^2 -
-#'   1))} of them), and a regret bound larger by the factor `C`. The
+#'   1))}{gamma_T(1 + 1/(C^2 - 1))} of them), and a regret bound larger by the factor `C`. The
 #'   paper leaves its value open; the default 1.5 allows \eqn{1.25\lambda /
-#'   \sigma^2(x)} repeats.
+#'   \sigma^2(x)}{1.25 lambda / sigma^2(x)} repeats.
 #' @param beta The exploration parameter: a positive number, or `"theory"`
 #'   (see the section Exploration parameter).
-#' @param delta,rkhs_norm Confidence level \eqn{\delta} in (0, 1) and the
-#'   RKHS norm bound \eqn{F} of `beta = "theory"`.
+#' @param delta,rkhs_norm Confidence level \eqn{\delta}{delta} in (0, 1) and the
+#'   RKHS norm bound \eqn{F}{F} of `beta = "theory"`.
 #' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
 #'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`; length
 #'   scales and variance left `NULL` are estimated (see the section
 #'   Hyperparameters).
-#' @param noise The noise variance \eqn{\lambda} of an evaluation, or `NULL`
+#' @param noise The noise variance \eqn{\lambda}{lambda} of an evaluation, or `NULL`
 #'   to estimate it.
 #' @param initial Number of initial points, drawn uniformly from the domain
 #'   (for `candidates`, distinct rows) and evaluated once each; counts
@@ -136,11 +136,11 @@
 #'     repeats as separate rows), in order;
 #'   * `history`: a data frame with one row per step (switch): `step`,
 #'     `evaluations` (cumulative, initial design included), `best` (the
-#'     largest mean observation \eqn{\bar y_h} over the points evaluated so
+#'     largest mean observation \eqn{\bar y_h}{y_bar_h} over the points evaluated so
 #'     far, `x`, `y` included: repeats are averaged before comparing),
 #'     `seconds` (the step's wall time, evaluations included), `repeats`
-#'     (\eqn{B}), `sd` (\eqn{\sigma(x)} at the chosen point before its
-#'     evaluations), `beta` (\eqn{\beta_h}), `unique` (\eqn{H} after the
+#'     (\eqn{B}{B}), `sd` (\eqn{\sigma(x)}{sigma(x)} at the chosen point before its
+#'     evaluations), `beta` (\eqn{\beta_h}{beta_h}), `unique` (\eqn{H}{H} after the
 #'     step) and `solver` (`"cholesky"` or `"sdd"`);
 #'   * `compressed`: the compressed data, a list of the unique points `x`
 #'     (one per row), their `counts` and `means`;

@@ -151,7 +151,9 @@ posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L) 
     chunk_size <- min(chunk_size, max(16L, floor(2^23 / object$n)))
   }
   box <- near_box(object)
-  for (rows in chunks(n, chunk_size)) {
+  pieces <- chunks(n, chunk_size)
+  for (i in progress_along(pieces, "Predicting")) {
+    rows <- pieces[[i]]
     # Far from the data the posterior is the prior, exactly: mean 0 and the
     # kernel's variance (no sample paths are evaluated there).
     xc <- x[rows, , drop = FALSE]

@@ -1,13 +1,13 @@
-#' Settings of the solvers
+#' Settings of stochastic dual descent (solver = "sdd")
 #'
 #' `sdd_control()` collects the settings of stochastic dual descent (the
 #' paper's Algorithm 1) and of pathwise posterior sampling. The defaults follow
 #' Lin, Padhy, Antoran et al. (2024): batches of 512 coordinates, Nesterov
 #' momentum 0.9 and geometric iterate averaging with rate 100 / `iterations`.
 #'
-#' The step size is the paper's \eqn{\beta n}. By default it is chosen from
-#' the data: the dual iteration is stable while \eqn{\beta} times the largest
-#' eigenvalue of \eqn{K + \lambda I} stays below about 1.36 (Nesterov momentum
+#' The step size is the paper's \eqn{\beta n}{beta n}. By default it is chosen from
+#' the data: the dual iteration is stable while \eqn{\beta}{beta} times the largest
+#' eigenvalue of \eqn{K + \lambda I}{K + lambda I} stays below about 1.36 (Nesterov momentum
 #' 0.9); that eigenvalue over `n` is estimated by power iteration on a random
 #' subset of 1000 points and the step size is set to `step_fraction` of the
 #' stability limit. A run whose iterates blow up is stopped (at the next
@@ -22,19 +22,19 @@
 #'   each sample's) is below
 #'   \deqn{\tau = 0.1 \sqrt{\bar\lambda} / \mathrm{rms}(y),}{tau = 0.1
 #'   sqrt(mean noise) / rms(y),}
-#'   capped at 0.1, where \eqn{\bar\lambda} is the mean noise variance and
+#'   capped at 0.1, where \eqn{\bar\lambda}{lambda_bar} is the mean noise variance and
 #'   rms(y) the root mean square of the (standardised) targets: the
 #'   residual's root mean square is then a tenth of the noise standard
 #'   deviation. The posterior mean at the training inputs differs from the
-#'   exact one by \eqn{K (K + \lambda I)^{-1}} times the residual, whose
+#'   exact one by \eqn{K (K + \lambda I)^{-1}}{K (K + lambda I)^(-1)} times the residual, whose
 #'   norm is at most the residual's (equal weights), so its root mean
 #'   square error against the exact posterior mean is at most a tenth of
 #'   the noise standard deviation. A test RMSE against noisy targets, at
-#'   least the noise standard deviation, is then within 0.5\% of the exact
+#'   least the noise standard deviation, is then within 0.5% of the exact
 #'   GP's when that error is independent of the exact GP's own, and within
-#'   10\% at worst. The bound can be close: along 30,000 steps on 4000
+#'   10% at worst. The bound can be close: along 30,000 steps on 4000
 #'   synthetic points with estimated hyperparameters (noise variance
-#'   \eqn{10^{-2}} and \eqn{10^{-4}} of the signal's), the root mean square
+#'   \eqn{10^{-2}}{10^(-2)} and \eqn{10^{-4}}{10^(-4)} of the signal's), the root mean square
 #'   distance to the exact posterior mean at new inputs, in standard
 #'   deviations of y, was 0.60 to 1.10 times the relative residual
 #'   (`inst/benchmarks/defaults.R --part=link`). Residuals are estimated
@@ -47,31 +47,31 @@
 #'   number of steps, as in the paper's experiments) it warns only when the
 #'   posterior mean's residual ends above 0.5, far from converged.
 #'
-#' @section Warm start: The iterate \eqn{\alpha} and its average
-#'   \eqn{\bar\alpha} start from a cheap approximate solution of every
+#' @section Warm start: The iterate \eqn{\alpha}{alpha} and its average
+#'   \eqn{\bar\alpha}{alpha_bar} start from a cheap approximate solution of every
 #'   system (the posterior mean's and the samples'), the momentum from 0.
 #'   Both approximations come from the rank-`warm_start_rank` greedy pivoted
-#'   Cholesky factor \eqn{L} of \eqn{K} (as [cg_control()]'s
-#'   preconditioner, without jitter; \eqn{r} = `warm_start_rank` kernel
-#'   columns, \eqn{O(n r d + n r^2)} operations and \eqn{2 n r} doubles of
-#'   memory, plus \eqn{O(n r)} per system through the Woodbury identity):
+#'   Cholesky factor \eqn{L}{L} of \eqn{K}{K} (as [cg_control()]'s
+#'   preconditioner, without jitter; \eqn{r}{r} = `warm_start_rank` kernel
+#'   columns, \eqn{O(n r d + n r^2)}{O(n r d + n r^2)} operations and \eqn{2 n r}{2 n r} doubles of
+#'   memory, plus \eqn{O(n r)}{O(n r)} per system through the Woodbury identity):
 #'   * `"inducing"`: the subset-of-regressors (inducing-point) solution on
-#'     the factor's \eqn{r} pivot points, \eqn{\alpha_0 = c\,w} on them
-#'     and 0 elsewhere, with \eqn{w} minimising
-#'     \eqn{\|b - K_{:m} w\|^2_{\Lambda^{-1}} + w^\top K_{mm} w}; its
+#'     the factor's \eqn{r}{r} pivot points, \eqn{\alpha_0 = c\,w}{alpha_0 = c w} on them
+#'     and 0 elsewhere, with \eqn{w}{w} minimising
+#'     \eqn{\|b - K_{:m} w\|^2_{\Lambda^{-1}} + w^\top K_{mm} w}{||b - K_(:m) w||^2_(Lambda^(-1)) + w^T K_mm w}; its
 #'     predictions are those of the Nystrom approximation
-#'     \eqn{L L^\top \approx K} (before scaling). The factor \eqn{c}
+#'     \eqn{L L^\top \approx K}{L L^T ~= K} (before scaling). The factor \eqn{c}{c}
 #'     (close to 1 when the approximation is good) minimises the residual
-#'     \eqn{\|b - c (K + \Lambda) w\|}, so the start's relative residual is
+#'     \eqn{\|b - c (K + \Lambda) w\|}{||b - c (K + Lambda) w||}, so the start's relative residual is
 #'     never above 1, that of 0.
-#'   * `"nystrom"`: \eqn{\alpha_0 = (L L^\top + \Lambda)^{-1} b}, the
-#'     solution of the approximate system. Unless \eqn{L L^\top} matches
-#'     \eqn{K} to well within the noise variance, its weights put the
+#'   * `"nystrom"`: \eqn{\alpha_0 = (L L^\top + \Lambda)^{-1} b}{alpha_0 = (L L^T + Lambda)^(-1) b}, the
+#'     solution of the approximate system. Unless \eqn{L L^\top}{L L^T} matches
+#'     \eqn{K}{K} to well within the noise variance, its weights put the
 #'     low-rank fit's residuals, divided by the noise variance, on every
 #'     point, and the start is far worse than 0.
-#'   * `"none"`: \eqn{\alpha_0 = 0} (the paper's algorithm).
+#'   * `"none"`: \eqn{\alpha_0 = 0}{alpha_0 = 0} (the paper's algorithm).
 #'
-#'   With geometric averaging at rate \eqn{100 / T}, \eqn{\bar\alpha}
+#'   With geometric averaging at rate \eqn{100 / T}{100 / T}, \eqn{\bar\alpha}{alpha_bar}
 #'   moves towards the iterates slowly, so a run stopped early (`time_limit`)
 #'   returns mostly its starting point: the warm start decides what such a
 #'   run predicts. Its time is not counted by `time_limit`. Measured
@@ -80,25 +80,25 @@
 #' @section Ablations: `objective` and `estimator` select the gradient
 #'   estimates compared in the paper's ablations (its Figures 1 to 4); every
 #'   one runs in the same loop, with the same momentum, averaging, stopping
-#'   rules and trace, and is scaled by \eqn{1/n} so that the step size is
-#'   always \eqn{\beta n}. With a batch \eqn{I} of `batch_size` indices and an
-#'   \eqn{n \times m}{n x m} matrix \eqn{L} of `estimator_features` random
+#'   rules and trace, and is scaled by \eqn{1/n}{1/n} so that the step size is
+#'   always \eqn{\beta n}{beta n}. With a batch \eqn{I}{I} of `batch_size` indices and an
+#'   \eqn{n \times m}{n x m} matrix \eqn{L}{L} of `estimator_features` random
 #'   Fourier features (\eqn{L L^\top \approx K}{L L' ~ K}) drawn afresh every
 #'   step:
 #'   * dual, `"coordinates"` (SDD): \eqn{\frac{1}{B}\sum_{i \in I} e_i
-#'     [K_i \alpha + \lambda \alpha_i - b_i]};
-#'   * dual, `"features"`: \eqn{(L L^\top \alpha + \lambda\alpha - b) / n};
-#'   * dual, `"coordinates_kalpha"` (only the \eqn{K\alpha} term
+#'     [K_i \alpha + \lambda \alpha_i - b_i]}{1/B sum_(i in I) e_i [K_i alpha + lambda alpha_i - b_i]};
+#'   * dual, `"features"`: \eqn{(L L^\top \alpha + \lambda\alpha - b) / n}{(L L^T alpha + lambda alpha - b) / n};
+#'   * dual, `"coordinates_kalpha"` (only the \eqn{K\alpha}{K alpha} term
 #'     subsampled): \eqn{(\frac{n}{B}\sum_{i \in I} e_i K_i \alpha +
-#'     \lambda\alpha - b) / n};
+#'     \lambda\alpha - b) / n}{(n/B sum_(i in I) e_i K_i alpha + lambda alpha - b) / n};
 #'   * primal, `"coordinates"`: the estimator of the SGD baseline
 #'     ([sgd_control()]), \eqn{[\frac{n}{B} K_I^\top (K_I \alpha - b_I) +
-#'     L L^\top \lambda\alpha] / n}, with the sample systems' noise draws in
+#'     L L^\top \lambda\alpha] / n}{[n/B K_I^T (K_I alpha - b_I) + L L^T lambda alpha] / n}, with the sample systems' noise draws in
 #'     the regulariser.
 #'
 #'   A `batch_size` of at least `n` gives the exact gradient: full-batch
-#'   gradient descent on the dual, \eqn{((K + \lambda I)\alpha - b) / n}, or
-#'   on the primal, \eqn{K((K + \lambda I)\alpha - b) / n}. The automatic step
+#'   gradient descent on the dual, \eqn{((K + \lambda I)\alpha - b) / n}{((K + lambda I)alpha - b) / n}, or
+#'   on the primal, \eqn{K((K + \lambda I)\alpha - b) / n}{K((K + lambda I)alpha - b) / n}. The automatic step
 #'   size is derived for the dual coordinate estimator only; the other
 #'   variants need `step_size`.
 #'
@@ -119,15 +119,15 @@
 #'   "sddgp")`).
 #'
 #'   In double precision, squared distances are formed from the points'
-#'   squared norms and inner products, \eqn{|x|^2 + |y|^2 - 2 x^\top y}
+#'   squared norms and inner products, \eqn{|x|^2 + |y|^2 - 2 x^\top y}{|x|^2 + |y|^2 - 2 x^T y}
 #'   (one multiply-add per coordinate instead of two operations), where
 #'   that is accurate: for every kernel but Matern-1/2, whose value near zero
 #'   distance is too sensitive to the cancellation, and when the training
 #'   inputs are centred (the squared norm of their mean, in length scales, at
 #'   most their mean squared distance from it; [gp_sdd()] centres them unless
 #'   `standardize = FALSE`). A kernel value is then within a few times
-#'   \eqn{d \epsilon (|x|^2 + |y|^2)} of its exact value, relative to the
-#'   kernel variance, with \eqn{\epsilon} = 1.1e-16 and the points in
+#'   \eqn{d \epsilon (|x|^2 + |y|^2)}{d epsilon (|x|^2 + |y|^2)} of its exact value, relative to the
+#'   kernel variance, with \eqn{\epsilon}{epsilon} = 1.1e-16 and the points in
 #'   length scales; a point's distance to itself, or to an exact duplicate,
 #'   is exactly zero. Otherwise, and in single precision, distances are sums
 #'   of squared differences.
@@ -136,8 +136,8 @@
 #'   fit's `trace` gains columns evaluated for the posterior mean's system at
 #'   the iterations `trace_at` (or every `trace_every`, by default every
 #'   `check_every`, and the last): `knorm_error`, the squared K-norm distance
-#'   \eqn{(\bar\alpha - \alpha_{ref})^\top K (\bar\alpha - \alpha_{ref})};
-#'   `k2norm_error`, \eqn{\|K(\bar\alpha - \alpha_{ref})\|^2}; and `test_rmse`,
+#'   \eqn{(\bar\alpha - \alpha_{ref})^\top K (\bar\alpha - \alpha_{ref})}{(alpha_bar - alpha_ref)^T K (alpha_bar - alpha_ref)};
+#'   `k2norm_error`, \eqn{\|K(\bar\alpha - \alpha_{ref})\|^2}{||K(alpha_bar - alpha_ref)||^2}; and `test_rmse`,
 #'   the root mean squared error of the posterior mean on the test data in
 #'   standardised units of y (the paper's normalised RMSE). Each evaluation
 #'   costs a full kernel product, so keep them sparse; their time is left out
@@ -148,7 +148,7 @@
 #'   its `tolerance` (see the section Stopping).
 #' @param batch_size Coordinates per step (capped at the number of data;
 #'   `n` or more means the exact gradient).
-#' @param step_size Step size \eqn{\beta n} for the posterior mean, or `NULL`
+#' @param step_size Step size \eqn{\beta n}{beta n} for the posterior mean, or `NULL`
 #'   to choose it from the data (see Details; dual coordinate estimator only).
 #' @param step_size_samples Step size for the posterior-sample systems;
 #'   `NULL` uses the mean's.
@@ -157,7 +157,7 @@
 #'   `"none"` (return the last iterate) or `"arithmetic"` (the mean of the
 #'   iterates from iteration `averaging_start` on).
 #' @param averaging_rate Rate `r` of geometric averaging,
-#'   \eqn{\bar\alpha \leftarrow r \alpha + (1 - r) \bar\alpha}; `NULL` means
+#'   \eqn{\bar\alpha \leftarrow r \alpha + (1 - r) \bar\alpha}{alpha_bar <- r alpha + (1 - r) alpha_bar}; `NULL` means
 #'   `100 / iterations` (capped at 1).
 #' @param averaging_start First iteration of the arithmetic average (before
 #'   it the current iterate is reported); `NULL` means 1. Used only with
@@ -173,7 +173,7 @@
 #' @param estimator_features Random Fourier features drawn at every step by
 #'   the `"features"` estimator and by the primal's regulariser.
 #' @param tolerance Stop once the estimated relative residual
-#'   \eqn{\|(K + \lambda I)\bar\alpha - b\| / \|b\|} of every system is below
+#'   \eqn{\|(K + \lambda I)\bar\alpha - b\| / \|b\|}{||(K + lambda I)alpha_bar - b|| / ||b||} of every system is below
 #'   this. `NULL`, the default of `sdd_control()`, chooses it from the noise
 #'   (section Stopping of [sdd_control()]); 0 never stops early and runs
 #'   `iterations` steps.
@@ -192,7 +192,7 @@
 #'   rely on the halving after a divergence (see Details).
 #' @param warm_start Starting point of the iterations: `"inducing"`,
 #'   `"nystrom"` or `"none"` (zero); see the section Warm start.
-#' @param warm_start_rank Rank \eqn{r} of the pivoted Cholesky factor of
+#' @param warm_start_rank Rank \eqn{r}{r} of the pivoted Cholesky factor of
 #'   the warm start (capped at the number of data): its number of inducing
 #'   points.
 #' @param trace_every,trace_at Iterations at which the trace metrics are

@@ -166,9 +166,11 @@ per_system <- function(mean, samples, problem) {
   c(rep(mean, mean_systems(problem)), rep(samples, k - mean_systems(problem)))
 }
 
-# One run of the C loop with sdd_settings() `settings`.  Its status is
-# returned, not raised: solve_sdd() retries a diverged run.
-run_sdd_loop <- function(problem, settings, threads) {
+# One run of the C loop with sdd_settings() `settings`, its progress bar
+# labelled `label`.  Its status is returned, not raised: solve_sdd() retries
+# a diverged run.
+run_sdd_loop <- function(problem, settings, threads, label = "SDD") {
+  settings$progress <- progress_solver(label, settings$iterations, settings$tolerance)
   res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
   list(alpha = res$alpha, iterations = res$iterations, status = decode_status(res),

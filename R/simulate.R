@@ -98,8 +98,9 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata,
   sc <- object$scaling
   paths <- matrix(NA_real_, nrow(xnew), nsim)
   complete <- which(!rowSums(is.na(xnew)))
-  for (rows in chunks(length(complete), 4096L)) {
-    rows <- complete[rows]
+  pieces <- chunks(length(complete), 4096L)
+  for (i in progress_along(pieces, "Evaluating sample paths")) {
+    rows <- complete[pieces[[i]]]
     post <- posterior_at(object, xnew[rows, , drop = FALSE], TRUE, threads,
                          alpha_samples = alpha_s, prior = prior)
     paths[rows, ] <- post$mean + post$centred

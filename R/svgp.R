@@ -1,8 +1,8 @@
 #' Settings of the sparse variational GP solver
 #'
 #' `solver = "svgp"` fits the sparse variational Gaussian process of Titsias
-#' (2009): `inducing` inducing points \eqn{Z} and the optimal Gaussian
-#' \eqn{q(u)} in closed form (the collapsed bound), with the kernel
+#' (2009): `inducing` inducing points \eqn{Z}{Z} and the optimal Gaussian
+#' \eqn{q(u)}{q(u)} in closed form (the collapsed bound), with the kernel
 #' hyperparameters and noise of the fit held fixed. It approximates the exact
 #' posterior, which it recovers when the inducing points are the training
 #' inputs.
@@ -10,18 +10,18 @@
 #' The inducing points are chosen by k-means++ seeding (Arthur and
 #' Vassilvitskii 2007) on the inputs divided by their length scales, followed
 #' by `kmeans_iterations` Lloyd iterations. With
-#' \eqn{K_{mm} = k(Z, Z) + \epsilon \sigma_f^2 I} (\eqn{\epsilon} = `jitter`,
+#' \eqn{K_{mm} = k(Z, Z) + \epsilon \sigma_f^2 I}{K_mm = k(Z, Z) + epsilon sigma_f^2 I} (\eqn{\epsilon}{epsilon} = `jitter`,
 #' relative to the kernel variance, keeps the Cholesky factorisation stable
-#' when inducing points nearly coincide), \eqn{K_{mn} = k(Z, X)} and
-#' \eqn{\Lambda} the diagonal matrix of noise variances,
-#' \eqn{\Sigma = (K_{mm} + K_{mn} \Lambda^{-1} K_{nm})^{-1}}; the posterior
-#' mean is \eqn{k(x, Z) a} with \eqn{a = \Sigma K_{mn} \Lambda^{-1} y}, and
-#' \eqn{q(u) = N(K_{mm} a, K_{mm} \Sigma K_{mm})}. The evidence lower bound
+#' when inducing points nearly coincide), \eqn{K_{mn} = k(Z, X)}{K_mn = k(Z, X)} and
+#' \eqn{\Lambda}{Lambda} the diagonal matrix of noise variances,
+#' \eqn{\Sigma = (K_{mm} + K_{mn} \Lambda^{-1} K_{nm})^{-1}}{Sigma = (K_mm + K_mn Lambda^(-1) K_nm)^(-1)}; the posterior
+#' mean is \eqn{k(x, Z) a}{k(x, Z) a} with \eqn{a = \Sigma K_{mn} \Lambda^{-1} y}{a = Sigma K_mn Lambda^(-1) y}, and
+#' \eqn{q(u) = N(K_{mm} a, K_{mm} \Sigma K_{mm})}{q(u) = N(K_mm a, K_mm Sigma K_mm)}. The evidence lower bound
 #' \eqn{\log N(y \mid 0, Q_{nn} + \Lambda) -
 #' \mathrm{tr}(\Lambda^{-1}(K_{nn} - Q_{nn}))/2}{log N(y | 0, Q_nn + Lambda)
 #' - tr(Lambda^-1 (K_nn - Q_nn)) / 2} with
-#' \eqn{Q_{nn} = K_{nm} K_{mm}^{-1} K_{mn}} is kept as `fit$state$elbo`.
-#' A fit takes \eqn{O(n M^2)} time and \eqn{O(M^2)} memory: the data are
+#' \eqn{Q_{nn} = K_{nm} K_{mm}^{-1} K_{mn}}{Q_nn = K_nm K_mm^(-1) K_mn} is kept as `fit$state$elbo`.
+#' A fit takes \eqn{O(n M^2)}{O(n M^2)} time and \eqn{O(M^2)}{O(M^2)} memory: the data are
 #' processed in chunks, so no \eqn{n \times M}{n x M} matrix is stored. The fit
 #' keeps two \eqn{M \times M}{M x M} Cholesky factors (in `fit$state`) for drawing
 #' further posterior samples.
@@ -35,11 +35,11 @@
 #' class `sddgp_error_divergence`.
 #'
 #' Posterior samples are drawn by pathwise conditioning (Wilson et al. 2020):
-#' \eqn{f_0(x) + k(x, Z) K_{mm}^{-1} (u_s - f_0(Z))} with
+#' \eqn{f_0(x) + k(x, Z) K_{mm}^{-1} (u_s - f_0(Z))}{f_0(x) + k(x, Z) K_mm^(-1) (u_s - f_0(Z))} with
 #' \eqn{u_s \sim q(u)}{u_s ~ q(u)}
-#' and \eqn{f_0} a random Fourier feature prior draw.
+#' and \eqn{f_0}{f_0} a random Fourier feature prior draw.
 #'
-#' @param inducing Number of inducing points \eqn{M} (capped at the number of
+#' @param inducing Number of inducing points \eqn{M}{M} (capped at the number of
 #'   data).
 #' @param kmeans_iterations Lloyd iterations after the k-means++ seeding (they
 #'   stop early once no point changes cluster); 0 keeps the seeds, which are
@@ -47,7 +47,7 @@
 #' @param optimize_inducing Adam steps refining the inducing locations on the
 #'   evidence lower bound; 0 keeps the k-means centres.
 #' @param learning_rate Adam step size, in units of the length scales.
-#' @param jitter Added to the diagonal of \eqn{K_{mm}}, relative to the kernel
+#' @param jitter Added to the diagonal of \eqn{K_{mm}}{K_mm}, relative to the kernel
 #'   variance.
 #' @param features Random Fourier features of the prior draws behind
 #'   posterior samples.

@@ -13,7 +13,7 @@
 #'   1. `rounds` rounds of shared candidates. Each round draws `candidates`
 #'      points used by every sample: a tenth uniform in the box, the rest
 #'      data points drawn with probability proportional to \eqn{y_i -
-#'      \min(y)} and moved by Gaussian noise with standard deviation half a
+#'      \min(y)}{y_i - min(y)} and moved by Gaussian noise with standard deviation half a
 #'      length scale per coordinate, then clamped to the box (the scheme of
 #'      the reference implementation, without its sign slip in the
 #'      weights). All samples are evaluated on the round's candidates at

@@ -73,6 +73,7 @@ SEXP C_cabcd_solve(SEXP x, SEXP omega, SEXP phase, SEXP variance, SEXP weight,
 
   glue_trace tr;
   glue_trace_init(&tr, b.d, opt.iterations, opt.nthreads);
+  glue_trace_progress(&tr, settings);
   SEXP theta = PROTECT(Rf_allocMatrix(REALSXP, om.n, b.d));
   SEXP loss = PROTECT(Rf_allocMatrix(REALSXP, opt.iterations, b.d));
   SEXP passes = PROTECT(Rf_allocVector(REALSXP, opt.iterations));

@@ -39,6 +39,7 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
 
   glue_trace tr;
   glue_trace_init(&tr, b.d, opt.max_iterations / opt.trace_every + 1, opt.nthreads);
+  glue_trace_progress(&tr, settings);
   return glue_square_solve(cg_solve_any, &opt, &k, &p, &b, noise, settings,
                            opt.nthreads, &tr);
 }

@@ -25,6 +25,7 @@ SEXP C_dsg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
 
   glue_trace tr;
   glue_trace_init(&tr, b.d, opt.iterations / opt.check_every + 1, opt.nthreads);
+  glue_trace_progress(&tr, settings);
   SEXP alpha = PROTECT(Rf_allocMatrix(REALSXP, opt.iterations * basis.block, b.d));
   int done = 0;
   const solver_status status =

@@ -1,3 +1,4 @@
+#include <math.h>
 #include <string.h>
 #include "glue.h"
 #include "cabcd.h"
@@ -181,8 +182,55 @@ void glue_trace_init(glue_trace *tr, int nvalues, int max_rows, int nthreads)
   tr->nparts = nvalues > 0;
   tr->parts[0].name = "residuals";
   tr->parts[0].columns = nvalues;
+  tr->progress = R_NilValue;
+  tr->residual = NAN;
   tr->start = tr->last_check = omp_get_wtime();
   if (max_rows > 0) threads_govern(nthreads, tr->start);
+}
+
+void glue_trace_progress(glue_trace *tr, SEXP settings)
+{
+  SEXP names = Rf_getAttrib(settings, R_NamesSymbol);
+  for (R_xlen_t i = 0; i < XLENGTH(settings); i++)
+    if (strcmp(CHAR(STRING_ELT(names, i)), "progress") == 0 &&
+        Rf_isFunction(VECTOR_ELT(settings, i)))
+      tr->progress = VECTOR_ELT(settings, i);
+}
+
+/* The largest finite residual of a reported row, if any (rows that probed
+ * nothing report NaN). */
+static void note_residual(glue_trace *tr, const double *values)
+{
+  if (tr->nparts < 1 || strcmp(tr->parts[0].name, "residuals") != 0) return;
+  double top = NAN;
+  for (int c = 0; c < tr->parts[0].columns; c++)
+    if (isfinite(values[c]) && !(values[c] <= top)) top = values[c];
+  if (!isnan(top)) tr->residual = top;
+}
+
+typedef struct {
+  SEXP fn;
+  int iteration;
+  double residual;
+} progress_call;
+
+static void call_progress(void *data)
+{
+  const progress_call *pc = data;
+  SEXP it = PROTECT(Rf_ScalarInteger(pc->iteration));
+  SEXP res = PROTECT(Rf_ScalarReal(pc->residual));
+  SEXP call = PROTECT(Rf_lang3(pc->fn, it, res));
+  Rf_eval(call, R_GlobalEnv);
+  UNPROTECT(3);
+}
+
+/* Non-zero when the progress function was interrupted (or failed: the R
+ * side catches its own errors, so that means a Ctrl-C). */
+static int report_progress(const glue_trace *tr, int iteration)
+{
+  if (tr->progress == R_NilValue) return 0;
+  progress_call pc = {tr->progress, iteration, tr->residual};
+  return !R_ToplevelExec(call_progress, &pc);
 }
 
 /* Recorded values that a part takes. */
@@ -206,6 +254,7 @@ int glue_trace_record(void *trace, int iteration, const double *residuals)
   glue_trace *tr = trace;
   const double now = omp_get_wtime();
   threads_tick(iteration > 0 && !residuals, now);
+  if (residuals && tr->progress != R_NilValue) note_residual(tr, residuals);
   if (residuals && tr->nrows < tr->max_rows) {
     const int j = tr->nrows++;
     tr->iteration[j] = iteration;
@@ -215,7 +264,7 @@ int glue_trace_record(void *trace, int iteration, const double *residuals)
   }
   if (now - tr->last_check < INTERRUPT_INTERVAL) return 0;
   tr->last_check = now;
-  return glue_interrupt_pending();
+  return report_progress(tr, iteration) || glue_interrupt_pending();
 }
 
 /* The recorded values `first`, ... of the rows filled in, as `part` says. */

@@ -94,6 +94,8 @@ typedef struct {
   double *seconds, *values; /* values: max_rows x nvalues */
   int nparts;
   glue_trace_part parts[GLUE_TRACE_MAX_PARTS];
+  SEXP progress;   /* R_NilValue, or R's function(iteration, residual) */
+  double residual; /* the largest residual last reported (NaN: none yet) */
 } glue_trace;
 
 /* Storage comes from R_alloc, so it is freed even after an R error.  A run
@@ -102,12 +104,21 @@ typedef struct {
  * glue_solver_result(). */
 void glue_trace_init(glue_trace *tr, int nvalues, int max_rows, int nthreads);
 
+/* Has the callback report progress: `settings`' element "progress", if it
+ * is a function (R's progress_solver()), is called as f(iteration,
+ * residual) every INTERRUPT_INTERVAL seconds, with the largest value of
+ * the part "residuals" last reported.  The function must stay protected
+ * (it is part of a .Call argument) for the run. */
+void glue_trace_progress(glue_trace *tr, SEXP settings);
+
 /* Names the parts of the recorded values, in order, instead of the one
  * part "residuals"; they must cover the nvalues exactly. */
 void glue_trace_name(glue_trace *tr, const glue_trace_part *parts, int nparts);
 
 /* A solver_callback over a glue_trace; each call ends a step for the
- * thread governor (a step with residuals counts as irregular). */
+ * thread governor (a step with residuals counts as irregular).  It runs on
+ * the main thread outside parallel regions, so it may call R (inside
+ * R_ToplevelExec: no longjmp leaves it). */
 int glue_trace_record(void *trace, int iteration, const double *residuals);
 
 /* The solver's result as the R side reads it: list(alpha, iterations,

@@ -88,6 +88,7 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
                   opt.iterations / opt.check_every + 1 + opt.metrics.n_at,
                   opt.nthreads);
   glue_trace_name(&tr, parts, (int)(sizeof parts / sizeof parts[0]));
+  glue_trace_progress(&tr, settings);
 
   return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, settings,
                            opt.nthreads, &tr);

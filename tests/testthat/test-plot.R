@@ -1,4 +1,5 @@
-# plot(): the convergence trace.
+# plot(): the dispatch over panels and the convergence trace panel (the
+# model panels: test-plot_model.R).
 
 test_that("plot() draws the trace of an SDD fit and returns the fit invisibly", {
   d <- make_data(60, 2, seed = 111)
@@ -17,10 +18,11 @@ test_that("plot() draws the trace of an SDD fit and returns the fit invisibly", 
   expect_no_error(plot(f1))
 })
 
-test_that("plot() of an exact fit says there is no trace", {
+test_that("the trace panel of an exact fit says there is no trace", {
   d <- make_data(30, 1, seed = 112)
   fit <- gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 1), noise = 0.1, solver = "cholesky")
-  expect_message(out <- plot(fit), "No convergence trace: the fit was solved exactly")
+  expect_message(out <- plot(fit, which = "trace"),
+                 "No convergence trace: the fit was solved exactly")
   expect_identical(out, fit)
 })
 

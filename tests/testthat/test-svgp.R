@@ -310,7 +310,7 @@ test_that("refining the inducing points raises the ELBO", {
   grDevices::pdf(NULL)
   on.exit(grDevices::dev.off(), add = TRUE)
   expect_invisible(plot(fit))
-  expect_message(plot(fit0), "No convergence trace")
+  expect_message(plot(fit0, which = "trace"), "No convergence trace")
 })
 
 test_that("identical seeds give identical SVGP fits for 1 and 2 threads", {

@@ -69,9 +69,11 @@
 #' cost no further prior draws and little further solving.
 #'
 #' `method = "auto"` (the default) estimates on all the data when there are
-#' more than `subset_size` and at most 50,000 points: the subset estimate
-#' is then all there is below, and a step's pass over the pairs too slow
-#' above (see `inst/benchmarks/estimation.R`). `"subset"` always stops at
+#' more than `subset_size` and at most 20,000 points: below, the subset is
+#' all the data; above, every step's solves and pass over the pairs, which
+#' grow as n^2, take too long on a few cores (see `inst/benchmarks/estimation.R`: 15 minutes for elevators'
+#' 14,940 points and 51 for pol's 13,500 on two cores, against under a
+#' minute for the subset). `"subset"` always stops at
 #' the subset's estimate, `"iterative"` always goes on.
 #'
 #' @param method `"auto"`, `"subset"` or `"iterative"`, see the section

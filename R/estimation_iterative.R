@@ -13,20 +13,21 @@
 # last one's solution; the v_q are the sample systems of pathwise
 # conditioning, which the fit then reuses.
 
-# What print() (digits NULL) and summary() say of an estimation record, of
-# n points.
-estimation_summary <- function(est, n, digits = NULL) {
-  it <- est$iterative
-  estimated <- paste(est$estimated, collapse = ", ")
-  if (is.null(digits)) {
-    where <- if (is.null(it)) sprintf("on %d points", est$subset_size) else
-      sprintf("on all %d points", n)
-    return(sprintf("  estimated by marginal likelihood %s: %s", where, estimated))
-  }
+# What print() says of an estimation record, of n points.
+estimation_line <- function(est, n) {
+  where <- if (is.null(est$iterative)) sprintf("on %d points", est$subset_size) else
+    sprintf("on all %d points", n)
+  sprintf("  estimated by marginal likelihood %s: %s", where,
+          paste(est$estimated, collapse = ", "))
+}
+
+# What summary() says of it.
+estimation_summary <- function(est, n, digits) {
   lines <- sprintf("  estimated (%s) on %d points: log marginal likelihood %s, %.1f s",
-                   estimated, est$subset_size,
+                   paste(est$estimated, collapse = ", "), est$subset_size,
                    format(est$log_marginal_likelihood, digits = digits),
                    est$subset_seconds %||% est$seconds)
+  it <- est$iterative
   if (is.null(it)) return(lines)
   gain <- it$log_marginal_likelihood_gain
   c(lines, sprintf(paste(
@@ -51,11 +52,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   d <- ncol(x)
   free <- space$free
   theta <- start
-  kernel_at <- function(theta) {
-    list(family = family, lengthscale = exp(theta[seq_len(d)]),
-         variance = exp(theta[[d + 1L]]))
-  }
-  prior <- draw_prior(kernel_at(theta), d, control$features, control$probes,
+  prior <- draw_prior(theta_kernel(family, theta), d, control$features, control$probes,
                       independent = TRUE)
   noise_base <- matrix(.Call(C_rng_normal, new_seed(), "noise",
                              as.numeric(n) * control$probes), n, control$probes)
@@ -70,7 +67,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   alpha <- NULL
   reason <- "step limit"
   for (t in progress_along(seq_len(steps), "Estimating hyperparameters on all the data")) {
-    kernel <- kernel_at(theta)
+    kernel <- theta_kernel(family, theta)
     noise <- exp(theta[[d + 2L]])
     problem <- new_problem(x, y, kernel, if (is.null(weights)) noise else noise / weights,
                            prior, threads, noise_base)
@@ -130,15 +127,12 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
 # The settings of the inner solves: the control's solver to its relative
 # residual `inner_tolerance`.
 inner_control <- function(control) {
+  args <- list(tolerance = control$inner_tolerance, features = control$features)
   budget <- control$inner_iterations
   if (control$solver == "cg") {
-    cg_control(tolerance = control$inner_tolerance,
-               max_iterations = budget %||% formals(cg_control)$max_iterations,
-               features = control$features)
+    do.call(cg_control, c(args, if (!is.null(budget)) list(max_iterations = budget)))
   } else {
-    sdd_control(tolerance = control$inner_tolerance,
-                iterations = budget %||% formals(sdd_control)$iterations,
-                features = control$features)
+    do.call(sdd_control, c(args, if (!is.null(budget)) list(iterations = budget)))
   }
 }
 

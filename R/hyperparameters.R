@@ -360,8 +360,7 @@ mll_objective <- function(x, y, weights, family, theta, free, threads) {
   evaluate <- function(par) {
     if (!identical(par, last_par)) {
       theta[free] <- par
-      kernel <- list(family = family, lengthscale = exp(theta[seq_len(d)]),
-                     variance = exp(theta[[d + 1L]]))
+      kernel <- theta_kernel(family, theta)
       # Several outputs (columns of y): the sum of their likelihoods.
       res <- list(value = 0, gradient = 0)
       for (j in seq_len(NCOL(y))) {
@@ -385,6 +384,14 @@ mll_objective <- function(x, y, weights, family, theta, free, threads) {
   list(fn = function(par) evaluate(par)$value,
        gr = function(par) evaluate(par)$gradient,
        count = function() count)
+}
+
+# The kernel of `family` at log hyperparameters theta = (log lengthscales,
+# log variance, log noise).
+theta_kernel <- function(family, theta) {
+  d <- length(theta) - 2L
+  list(family = family, lengthscale = exp(theta[seq_len(d)]),
+       variance = exp(theta[[d + 1L]]))
 }
 
 stage_message <- function(opt) {

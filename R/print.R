@@ -10,7 +10,7 @@ print.sddgp <- function(x, digits = 4, ...) {
   cat(sprintf("  kernel: %s, variance %s\n", kernel_label(x$kernel),
               format(x$kernel$variance, digits = digits)))
   cat_lines(hyperparameter_lines(x, input_labels(x), digits))
-  if (!is.null(x$estimation)) cat(estimation_summary(x$estimation, x$n), sep = "\n")
+  if (!is.null(x$estimation)) cat(estimation_line(x$estimation, x$n), "\n", sep = "")
   cat_lines(bound_lines(x$estimation, input_labels(x)))
   if (x$iterations > 0L) {
     # Why a run stopped, when it was not the iteration count.

@@ -11,11 +11,13 @@
 # frequencies and weights and the noise draws) stay fixed, so the systems
 # change smoothly with the hyperparameters and every solve starts from the
 # last one's solution; the v_q are the sample systems of pathwise
-# conditioning, which the fit then reuses.
+# conditioning, which the fit then reuses.  With a finite `auto_seconds`
+# (method "auto") the ascent stops after its first step, at the start,
+# when 40 such steps are projected to take longer.
 
 # What print() says of an estimation record, of n points.
 estimation_line <- function(est, n) {
-  where <- if (is.null(est$iterative)) sprintf("on %d points", est$subset_size) else
+  where <- if (est$method == "subset") sprintf("on %d points", est$subset_size) else
     sprintf("on all %d points", n)
   sprintf("  estimated by marginal likelihood %s: %s", where,
           paste(est$estimated, collapse = ", "))
@@ -29,13 +31,37 @@ estimation_summary <- function(est, n, digits) {
                    est$subset_seconds %||% est$seconds)
   it <- est$iterative
   if (is.null(it)) return(lines)
+  if (it$stopped == "over budget") {
+    return(c(lines, strwrap(sprintf(paste(
+      "not refined on all %d points: %d steps like the first were projected to",
+      "take %.0f s on the reference machine, over estimation_control(auto_seconds = %s)"),
+      n, projected_steps, it$projected_seconds, format(it$auto_seconds)),
+      indent = 2, exdent = 4)))
+  }
   gain <- it$log_marginal_likelihood_gain
-  c(lines, sprintf(paste(
-    "  then on all %d points: %d Adam steps (%s), log marginal likelihood",
+  c(lines, strwrap(sprintf(paste(
+    "then on all %d points: %d Adam steps (%s), log marginal likelihood",
     "%+.1f along the path, %d inner iterations (%d to %d a step), %.1f s"),
     n, it$steps, it$stopped, gain[length(gain)], sum(it$inner_iterations),
-    min(it$inner_iterations), max(it$inner_iterations), it$seconds))
+    min(it$inner_iterations), max(it$inner_iterations), it$seconds),
+    indent = 2, exdent = 4))
 }
+
+# The projected seconds of one outer step on the benchmarks' reference
+# machine (2 cores, inst/benchmarks/estimation.R), from its inner
+# passes: a CG iteration multiplies the n x n kernel matrix into 1 + probes
+# columns (an SDD step batch_size / n of it), and the gradient's pass
+# evaluates the kernel and its d + 2 derivatives at every pair for
+# 1 + probes columns.  The rates are
+# the median of elevators', pol's and a 6000-point low-noise ascent's;
+# counting work instead of reading the clock keeps the choice (and so the
+# fit) the same on any machine and thread count.
+projected_step_seconds <- function(n, d, probes, passes) {
+  n^2 * (7e-11 * passes * (probes + 1) + 6e-10 * (d + probes + 2))
+}
+
+# Steps that auto projects an ascent to take (elevators converged in 43).
+projected_steps <- 40
 
 # Adam's constants (Kingma and Ba 2015).
 adam_beta <- c(0.9, 0.999)
@@ -46,7 +72,7 @@ adam_epsilon <- 1e-8
 # hyperparameters, all d + 2 of them).  Returns list(theta, solution (the
 # last solve: alpha, prior, noise_base), record).
 estimate_iterative <- function(x, y, family, space, start, control, threads,
-                               weights = NULL) {
+                               weights = NULL, auto_seconds = Inf) {
   start_time <- proc.time()[["elapsed"]]
   n <- nrow(x)
   d <- ncol(x)
@@ -83,6 +109,15 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
     gradients[t, ] <- res$gradient
     iterations[t] <- sol$iterations
     inner_seconds[t] <- sol$seconds
+    if (t == 1L) {
+      passes <- if (control$solver == "cg") sol$iterations else
+        sol$iterations * min(inner$batch_size / n, 1)
+      projected <- projected_steps * projected_step_seconds(n, d, control$probes, passes)
+      if (projected > auto_seconds) {
+        reason <- "over budget"
+        break
+      }
+    }
     g <- res$gradient[free]
     if (!all(is.finite(g))) {
       sddgp_abort(sprintf(paste(
@@ -111,6 +146,14 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                              space$lower[free]), space$upper[free])
   }
   kept <- seq_len(t)
+  if (reason == "step limit") {
+    sddgp_warn(sprintf(paste(
+      "Hyperparameter estimation on all the data stopped at its step limit",
+      "(%d steps) before the log marginal likelihood levelled off: raise",
+      "`max_steps` or `learning_rate` in iterative_control()."), t),
+      class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
+      steps = t)
+  }
   list(theta = theta,
        solution = list(alpha = alpha, prior = prior, noise_base = noise_base),
        record = list(steps = t, stopped = reason,
@@ -121,6 +164,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                                        gradients[kept, , drop = FALSE]),
                      inner_iterations = iterations[kept],
                      inner_seconds = inner_seconds[kept],
+                     projected_seconds = projected, auto_seconds = auto_seconds,
                      seconds = proc.time()[["elapsed"]] - start_time))
 }
 

@@ -69,12 +69,24 @@
 #' cost no further prior draws and little further solving.
 #'
 #' `method = "auto"` (the default) estimates on all the data when there are
-#' more than `subset_size` and at most 20,000 points: below, the subset is
-#' all the data; above, every step's solves and pass over the pairs, which
-#' grow as n^2, take too long on a few cores (see `inst/benchmarks/estimation.R`: 15 minutes for elevators'
-#' 14,940 points and 51 for pol's 13,500 on two cores, against under a
-#' minute for the subset). `"subset"` always stops at
-#' the subset's estimate, `"iterative"` always goes on.
+#' more than `subset_size` points and the ascent is projected to take at
+#' most `auto_seconds`. The projection is 40 steps (elevators' ascent
+#' converged in 43) at the cost of the first: its inner iterations times the
+#' measured cost of a product of the n x n kernel matrix with 1 + `probes`
+#' columns, plus the gradient's pass over the pairs, at the rates measured
+#' on the 2-core machine of `inst/benchmarks/estimation.R`. Before the first
+#' step it assumes one inner iteration a step, which rules out all the
+#' data above 16,000 to 21,000 points (fewer with more inputs); after it,
+#' it counts the first step's own iterations: a badly conditioned system (little noise) stops the ascent at its start,
+#' and the fit keeps the subset's estimate (and starts from the first
+#' step's solutions). Every step's solves and pass over the pairs grow as
+#' n^2: 15 minutes for elevators' 14,940 points and 51 for pol's 13,500 on
+#' two cores, against under a minute for the subset. The projection counts
+#' work rather than reading the clock, so a seed gives the same fit on any
+#' machine, load and thread count. `"subset"` always stops at the subset's
+#' estimate, `"iterative"` always goes on, until the ascent converges or
+#' reaches `max_steps` (which warns, with class
+#' `sddgp_warning_estimation_not_converged`).
 #'
 #' @param method `"auto"`, `"subset"` or `"iterative"`, see the section
 #'   "Estimation on all the data".
@@ -98,6 +110,9 @@
 #'   GPyTorch uses. Give `noise` explicitly to go below it.
 #' @param iterative Settings of the estimation on all the data, made by
 #'   [iterative_control()].
+#' @param auto_seconds The longest ascent on all the data that
+#'   `method = "auto"` starts, in projected seconds on the benchmarks'
+#'   machine (see the section "Estimation on all the data").
 #' @return An object of class `sddgp_estimation_control`, a list of the
 #'   settings.
 #' @seealso [gp_sdd()], whose `estimation` argument takes these settings.
@@ -113,7 +128,7 @@ estimation_control <- function(method = c("auto", "subset", "iterative"),
                                subset_size = 2000, pilot_size = 500,
                                max_iterations = 100, polish_iterations = 5,
                                tolerance = 2.5e-6, min_noise = 1e-4,
-                               iterative = iterative_control()) {
+                               iterative = iterative_control(), auto_seconds = 300) {
   method <- choose_one(method, "method", c("auto", "subset", "iterative"))
   if (!inherits(iterative, "sddgp_iterative_control")) {
     abort_argument("iterative", "must be made by iterative_control()")
@@ -130,12 +145,13 @@ estimation_control <- function(method = c("auto", "subset", "iterative"),
                upper_open = TRUE)
   check_number(min_noise, "min_noise", lower = 0, upper = 1, lower_open = TRUE,
                upper_open = TRUE)
+  check_number(auto_seconds, "auto_seconds", lower = 0)
   structure(list(method = method, subset_size = as.integer(subset_size),
                  pilot_size = as.integer(pilot_size),
                  max_iterations = as.integer(max_iterations),
                  polish_iterations = as.integer(polish_iterations),
                  tolerance = tolerance, min_noise = min_noise,
-                 iterative = iterative),
+                 iterative = iterative, auto_seconds = auto_seconds),
             class = "sddgp_estimation_control")
 }
 
@@ -147,7 +163,8 @@ print.sddgp_estimation_control <- function(x, ...) {
   cat(sprintf("  L-BFGS-B: at most %d pilot and %d final iterations, tolerance %s\n",
               x$max_iterations, x$polish_iterations, format(x$tolerance)))
   cat(sprintf("  noise variance at least %s\n", format(x$min_noise)))
-  cat(sprintf("  method \"%s\"\n", x$method))
+  cat(sprintf("  method \"%s\"%s\n", x$method, if (x$method == "auto")
+    sprintf(", all the data if projected within %s s", format(x$auto_seconds)) else ""))
   if (x$method != "subset") print(x$iterative)
   invisible(x)
 }
@@ -226,15 +243,17 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   theta <- space$start
   theta[free] <- par
   subset_seconds <- proc.time()[["elapsed"]] - start_time
-  method <- estimation_method(control, n, length(free), NCOL(y))
+  method <- estimation_method(control, n, d, length(free), NCOL(y))
   iterative <- NULL
   box <- space
   if (method == "iterative") {
     box <- parameter_space(x, y, kernel, noise, control$min_noise)
     theta[free] <- pmin(pmax(theta[free], box$lower[free]), box$upper[free])
-    iterative <- estimate_iterative(x, y, kernel$family, box, theta,
-                                    control$iterative, threads, weights)
+    iterative <- estimate_iterative(
+      x, y, kernel$family, box, theta, control$iterative, threads, weights,
+      auto_seconds = if (control$method == "auto") control$auto_seconds else Inf)
     theta <- iterative$theta
+    if (iterative$record$stopped == "over budget") method <- "subset"
   }
   # Given values are kept as they are, not passed through exp(log()).
   if (is.null(kernel$lengthscale)) kernel$lengthscale <- exp(theta[seq_len(d)])
@@ -256,13 +275,12 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
        solution = iterative$solution)
 }
 
-# Largest number of points at which estimation_control(method = "auto")
-# estimates on all the data (see ?estimation_control).
-iterative_max_n <- 20000
-
-# "subset" or "iterative", for n points with `nfree` free hyperparameters
-# and `outputs` columns of targets.
-estimation_method <- function(control, n, nfree, outputs = 1L) {
+# "subset" or "iterative", for n points in d dimensions with `nfree` free
+# hyperparameters and `outputs` columns of targets.  "auto" tries all the
+# data unless even steps of one inner iteration are projected to take
+# longer than its budget (estimate_iterative() checks again after the
+# first step).
+estimation_method <- function(control, n, d, nfree, outputs = 1L) {
   if (nfree == 0L || control$method == "subset") return("subset")
   if (outputs > 1L) {
     if (control$method == "auto") return("subset")
@@ -271,7 +289,9 @@ estimation_method <- function(control, n, nfree, outputs = 1L) {
       "use method = \"subset\" for several"))
   }
   if (control$method == "iterative") return("iterative")
-  if (n > control$subset_size && n <= iterative_max_n) "iterative" else "subset"
+  cheapest <- projected_steps *
+    projected_step_seconds(n, d, control$iterative$probes, passes = 1)
+  if (n > control$subset_size && cheapest <= control$auto_seconds) "iterative" else "subset"
 }
 
 # For each of the d + 2 log hyperparameters, "lower" or "upper" where the

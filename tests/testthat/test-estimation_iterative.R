@@ -20,6 +20,18 @@ ref_mll_gradient <- function(x, y, theta, h = 1e-5) {
   }, numeric(1))
 }
 
+# The value of `expr`, an ascent that must stop at its step limit, and
+# warn that it did.
+at_step_limit <- function(expr) {
+  warned <- FALSE
+  value <- withCallingHandlers(expr, sddgp_warning_estimation_not_converged = function(w) {
+    warned <<- TRUE
+    invokeRestart("muffleWarning")
+  })
+  expect_true(warned)
+  value
+}
+
 kernel_of <- function(theta, d) {
   list(family = "matern32", lengthscale = exp(theta[seq_len(d)]),
        variance = exp(theta[[d + 1L]]))
@@ -134,12 +146,12 @@ test_that("warm starts cut the inner iterations", {
   n <- 1000
   d <- make_data(n, d = 3, seed = 10, noise_sd = 0.05)
   run <- function(warm) {
-    withr::with_seed(11, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
+    at_step_limit(withr::with_seed(11, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
       estimation = estimation_control(
         method = "iterative", subset_size = 300,
         iterative = iterative_control(probes = 8, inner_tolerance = 1e-4, max_steps = 6,
                                       tolerance = 0, learning_rate = 0.003,
-                                      warm_start = warm))))
+                                      warm_start = warm)))))
   }
   warm <- run(TRUE)$estimation$iterative
   cold <- run(FALSE)$estimation$iterative
@@ -159,12 +171,12 @@ test_that("the probes are the fit's posterior samples, from the exact posterior"
   xnew <- matrix(c(0.1, 0.35, 0.6, 0.9), ncol = 1)
   N <- 400
   withr::local_seed(13)
-  fit <- gp_sdd(d$x, d$y, samples = N, standardize = FALSE, threads = 2,
+  fit <- at_step_limit(gp_sdd(d$x, d$y, samples = N, standardize = FALSE, threads = 2,
                 solver = "cg", control = cg_control(tolerance = 1e-10),
                 estimation = estimation_control(
                   method = "iterative", subset_size = 60,
                   iterative = iterative_control(probes = N, inner_tolerance = 1e-6,
-                                                max_steps = 3, features = 1000)))
+                                                max_steps = 3, features = 1000))))
   expect_true(isTRUE(fit$prior$independent))
   ref <- ref_posterior(d$x, d$y, xnew, "matern32", fit$kernel$lengthscale,
                        fit$kernel$variance, fit$noise)
@@ -184,9 +196,9 @@ test_that("the probes are the fit's posterior samples, from the exact posterior"
 test_that("iterative estimation gives the same result on 1 and 2 threads", {
   d <- make_data(400, d = 2, seed = 14)
   est <- function(threads) {
-    withr::with_seed(15, gp_sdd(d$x, d$y, solver = "cholesky", threads = threads,
+    at_step_limit(withr::with_seed(15, gp_sdd(d$x, d$y, solver = "cholesky", threads = threads,
       estimation = estimation_control(method = "iterative", subset_size = 100,
-                                      iterative = iterative_control(probes = 4, max_steps = 4))))
+                                      iterative = iterative_control(probes = 4, max_steps = 4)))))
   }
   one <- est(1)
   two <- est(2)
@@ -194,21 +206,59 @@ test_that("iterative estimation gives the same result on 1 and 2 threads", {
   expect_identical(one$kernel, two$kernel)
 })
 
-test_that("estimation_control() chooses the method by n", {
+test_that("estimation_control() chooses the method by n and projected cost", {
   ctl <- estimation_control()
-  expect_identical(estimation_method(ctl, 2000, 4), "subset")
-  expect_identical(estimation_method(ctl, 2001, 4), "iterative")
-  expect_identical(estimation_method(ctl, iterative_max_n + 1, 4), "subset")
-  expect_identical(estimation_method(ctl, 5000, 0), "subset")
-  expect_identical(estimation_method(estimation_control(method = "iterative"), 100, 4),
-                   "iterative")
-  expect_identical(estimation_method(estimation_control(method = "subset"), 5000, 4),
+  # 40 steps of one CG iteration with 17 columns, and the gradient's pass
+  # (d + 2 derivatives for 17 columns), at the documented rates: by hand,
+  # at most sqrt(300 / (40 * (17 * 7e-11 + 26 * 6e-10))) = 21,135 points in
+  # 8 dimensions and 18,140 in 18 (36 * 6e-10).
+  expect_identical(estimation_method(ctl, 2000, 8, 10), "subset")
+  expect_identical(estimation_method(ctl, 2001, 8, 10), "iterative")
+  expect_identical(estimation_method(ctl, 21135, 8, 10), "iterative")
+  expect_identical(estimation_method(ctl, 21136, 8, 10), "subset")
+  expect_identical(estimation_method(ctl, 18140, 18, 20), "iterative")
+  expect_identical(estimation_method(ctl, 18141, 18, 20), "subset")
+  expect_identical(estimation_method(estimation_control(auto_seconds = 0), 2001, 8, 10),
                    "subset")
+  expect_identical(estimation_method(ctl, 5000, 8, 0), "subset")
+  expect_identical(estimation_method(estimation_control(method = "iterative"), 100, 8, 10),
+                   "iterative")
+  expect_identical(estimation_method(estimation_control(method = "subset"), 5000, 8, 10),
+                   "subset")
+})
+
+test_that("auto keeps the subset's estimate when the first step projects too long", {
+  skip_on_cran()
+  d <- make_data(400, d = 2, seed = 18, noise_sd = 0.01)
+  fit_with <- function(method, auto_seconds = 300) {
+    withr::with_seed(19, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
+      estimation = estimation_control(method = method, subset_size = 100,
+                                      auto_seconds = auto_seconds)))
+  }
+  # Between the projections of one inner iteration a step (0.084 s by hand)
+  # and of the first step's iterations.
+  cut <- fit_with("auto", auto_seconds = 0.1)
+  it <- cut$estimation$iterative
+  expect_identical(it$stopped, "over budget")
+  expect_identical(it$steps, 1L)
+  expect_gt(it$inner_iterations, 1)
+  expect_equal(it$projected_seconds,
+               40 * 400^2 * (7e-11 * it$inner_iterations * 17 + 6e-10 * 20))
+  expect_identical(cut$estimation$method, "subset")
+  subset <- fit_with("subset")
+  expect_identical(cut$kernel, subset$kernel)
+  expect_identical(cut$noise, subset$noise)
+  expect_equal(cut$alpha, subset$alpha, tolerance = 1e-8)
+  expect_output(print(cut), "estimated by marginal likelihood on 100 points")
+  expect_output(print(summary(cut)), "not refined on all 400 points: 40 steps")
+  # With the default budget the same data go on to all the points.
+  expect_identical(fit_with("auto")$estimation$method, "iterative")
 })
 
 test_that("bad settings of estimation on all the data are classed errors", {
   expect_error(estimation_control(method = "all"), class = "sddgp_error_argument")
   expect_error(estimation_control(iterative = list()), class = "sddgp_error_argument")
+  expect_error(estimation_control(auto_seconds = -1), class = "sddgp_error_argument")
   expect_error(iterative_control(probes = 0), class = "sddgp_error_argument")
   expect_error(iterative_control(solver = "svgp"), class = "sddgp_error_argument")
   expect_error(iterative_control(inner_tolerance = 1), class = "sddgp_error_argument")
@@ -218,9 +268,9 @@ test_that("bad settings of estimation on all the data are classed errors", {
 
 test_that("summary() reports the estimation on all the data", {
   d <- make_data(300, d = 2, seed = 16)
-  fit <- withr::with_seed(17, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
+  fit <- at_step_limit(withr::with_seed(17, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
     estimation = estimation_control(method = "iterative", subset_size = 100,
-                                    iterative = iterative_control(probes = 4, max_steps = 3))))
+                                    iterative = iterative_control(probes = 4, max_steps = 3)))))
   expect_output(print(fit), "estimated by marginal likelihood on all 300 points")
   expect_output(print(summary(fit)), "then on all 300 points: 3 Adam steps \\(step limit\\)")
 })

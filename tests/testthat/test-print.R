@@ -68,8 +68,9 @@ test_that("print() and summary() say which hyperparameters were estimated", {
                 solver = "cholesky")
   expect_false(any(grepl("estimated", capture.output(print(fit)))))
   # Pretend the noise was estimated (estimation itself is tested elsewhere).
-  fit$estimation <- list(estimated = c("lengthscale", "noise"), subset_size = 30L,
-                         log_marginal_likelihood = -12.5, seconds = 0.1)
+  fit$estimation <- list(method = "subset", estimated = c("lengthscale", "noise"),
+                         subset_size = 30L, log_marginal_likelihood = -12.5,
+                         seconds = 0.1)
   out <- capture.output(print(fit))
   expect_false(any(out == ""))
   expect_true(any(grepl("^  noise variance: 0.1$", out)))

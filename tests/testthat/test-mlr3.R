@@ -30,7 +30,7 @@ test_that("iterative fits give standard errors from their samples", {
   d <- mlr3_data()
   task <- mlr3::as_task_regr(d, target = "y")
   args <- list(kernel = "se", noise = 0.05, solver = "sdd",
-               control = sdd_control(iterations = 300))
+               control = sdd_control(iterations = 300, tolerance = 0))
   learner <- do.call(mlr3::lrn, c(list("regr.sddgp", predict_type = "se", samples = 4), args))
   set.seed(3)
   learner$train(task)

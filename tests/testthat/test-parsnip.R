@@ -38,12 +38,12 @@ test_that("given hyperparameters and fit_xy() reach gp_sdd() unchanged", {
   d <- framework_data()
   spec <- parsnip::set_engine(gp_reg(kernel = "se", noise = 0.05), "sddgp",
                               solver = "sdd", samples = 4,
-                              control = sdd_control(iterations = 300))
+                              control = sdd_control(iterations = 300, tolerance = 0))
   set.seed(3)
   fit <- parsnip::fit_xy(spec, d[c("x1", "x2")], d$y)
   set.seed(3)
   direct <- gp_sdd(as.matrix(d[c("x1", "x2")]), d$y, kernel = "se", noise = 0.05,
-                   solver = "sdd", samples = 4, control = sdd_control(iterations = 300),
+                   solver = "sdd", samples = 4, control = sdd_control(iterations = 300, tolerance = 0),
                    threads = 1)
   expect_identical(fit$fit$noise, direct$noise)
   expect_equal(predict(fit, d[1:5, ])$.pred, unname(predict(direct, d[1:5, 1:2])),

@@ -1,15 +1,8 @@
 # The mlr3 learner: trained models and predictions equal gp_sdd()'s directly.
 
-mlr3_data <- function(n = 200) {
-  set.seed(1)
-  d <- data.frame(x1 = runif(n), x2 = runif(n))
-  d$y <- sin(6 * d$x1) + d$x2^2 + rnorm(n, sd = 0.1)
-  d
-}
-
 test_that("an mlr3 train() and predict() equal gp_sdd() directly", {
   skip_if_not_installed("mlr3")
-  d <- mlr3_data()
+  d <- framework_data()
   new <- data.frame(x1 = c(0.1, 0.5, 0.9), x2 = c(0.3, 0.7, 0.2))
   learner <- mlr3::lrn("regr.sddgp", kernel = "matern52", solver = "cholesky",
                        predict_type = "se")
@@ -27,7 +20,7 @@ test_that("an mlr3 train() and predict() equal gp_sdd() directly", {
 
 test_that("iterative fits give standard errors from their samples", {
   skip_if_not_installed("mlr3")
-  d <- mlr3_data()
+  d <- framework_data()
   task <- mlr3::as_task_regr(d, target = "y")
   args <- list(kernel = "se", noise = 0.05, solver = "sdd",
                control = sdd_control(iterations = 300, tolerance = 0))
@@ -49,7 +42,7 @@ test_that("iterative fits give standard errors from their samples", {
 
 test_that("threads default to 1, and set_threads() sets them", {
   skip_if_not_installed("mlr3")
-  task <- mlr3::as_task_regr(mlr3_data(50), target = "y")
+  task <- mlr3::as_task_regr(framework_data(50), target = "y")
   learner <- mlr3::lrn("regr.sddgp", noise = 0.1)
   expect_identical(learner$param_set$values$threads, 1L)
   expect_true("threads" %in% learner$param_set$tags$threads)

@@ -5,13 +5,6 @@ test_that("gp_reg() errors with a classed error when a framework is missing", {
                class = "sddgp_error_missing_package")
 })
 
-framework_data <- function(n = 200) {
-  set.seed(1)
-  d <- data.frame(x1 = runif(n), x2 = runif(n))
-  d$y <- sin(6 * d$x1) + d$x2^2 + rnorm(n, sd = 0.1)
-  d
-}
-
 test_that("a parsnip fit() and predict() equal gp_sdd() directly", {
   skip_if_not_installed("parsnip")
   d <- framework_data()
@@ -67,4 +60,17 @@ test_that("update() changes the main arguments; registration is idempotent", {
   expect_identical(rlang::eval_tidy(spec$args$kernel), "se")
   expect_silent(register_parsnip())
   expect_identical(sum(parsnip::get_model_env()$models == "gp_reg"), 1L)
+})
+
+test_that("tune finds a dials parameter for each main argument", {
+  skip_if_not_installed("parsnip")
+  skip_if_not_installed("dials")
+  invisible(gp_reg())
+  args <- parsnip::get_model_env()$gp_reg_args
+  # As tune makes them: each argument's `func` called without arguments.
+  params <- lapply(args$func, function(f) getExportedValue(f$pkg, f$fun)())
+  names(params) <- args$parsnip
+  expect_s3_class(params$kernel, "qual_param")
+  expect_identical(params$kernel$values, c("matern12", "matern32", "matern52", "se"))
+  expect_s3_class(params$noise, "quant_param")
 })

@@ -40,7 +40,7 @@
 #' if (requireNamespace("parsnip", quietly = TRUE)) {
 #'   spec <- parsnip::set_engine(gp_reg(kernel = "matern52"), "sddgp", threads = 1)
 #'   fit <- parsnip::fit(spec, mpg ~ wt + hp, data = mtcars)
-#'   predict(fit, mtcars[1:3, ])
+#'   print(predict(fit, mtcars[1:3, ]))
 #'   predict(fit, mtcars[1:3, ], type = "pred_int")
 #' }
 #' @export

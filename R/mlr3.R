@@ -40,7 +40,9 @@ register_mlr3 <- function() {
 }
 
 # The R6 class, made here rather than at the top level so that installing
-# sddgp needs neither R6 nor mlr3.
+# sddgp needs neither R6 nor mlr3.  Its methods' `self` and `super` are
+# bound by R6 when the class is instantiated, which R CMD check cannot see.
+utils::globalVariables(c("self", "super"))
 learner_regr_sddgp <- function() {
   R6::R6Class("LearnerRegrSddgp", inherit = mlr3::LearnerRegr,
     public = list(

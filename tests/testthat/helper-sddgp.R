@@ -155,3 +155,11 @@ test_problem <- function(x, kernel, noise, rhs, has_mean = TRUE) {
        noise = rep_len(noise, nrow(x)), y = if (has_mean) rhs[, 1], rhs = rhs,
        has_mean = has_mean)
 }
+
+# A smooth 2-d regression problem for the framework (parsnip, mlr3) tests.
+framework_data <- function(n = 200) {
+  set.seed(1)
+  d <- data.frame(x1 = runif(n), x2 = runif(n))
+  d$y <- sin(6 * d$x1) + d$x2^2 + rnorm(n, sd = 0.1)
+  d
+}

@@ -111,9 +111,8 @@ static void feature_product(sdd_work *w, const double *v, double *out, int t)
   const sdd_options *opt = w->opt;
   const points *p = w->K->x2;
   const int m = opt->features;
-  rff_draw_step(w->K->k, m, p->d, opt->seed, (uint64_t)t, w->omega, w->phase);
-  const rff f = {m, p->d, w->omega, w->phase,
-                 sqrt(2.0 * w->K->k->variance / m)};
+  const rff f = rff_step(w->K->k, m, p->d, opt->seed, (uint64_t)t, w->omega,
+                         w->phase);
   rff_tmatmul(&f, p, v, w->nrhs, w->W, opt->nthreads);
   rff_matmul(&f, p, w->W, w->nrhs, out, w->n, opt->nthreads);
 }

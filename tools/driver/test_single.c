@@ -73,7 +73,7 @@ static void test_single_operator(void)
   double *A = random_matrix(n, ncol);
   int rows[37];
   for (int r = 0; r < nrows; r++) rows[r] = (int)(test_unif() * n);
-  const points p = {x, n, d, x32};
+  const points p = {x, n, d, x32, NULL};
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
     const kernel k = {(kernel_family)f, 0.9};

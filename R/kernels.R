@@ -102,13 +102,15 @@ tanimoto <- function(variance = NULL, mean = NULL) {
 
 # The kernel families, one row each: the name kernel objects carry, the
 # code the C engine takes (its row of kernel_table in src/kernel.c;
-# test-kernels.R checks that the two tables agree) and the name print()
-# shows.
+# test-kernels.R checks that the two tables agree), the name print()
+# shows and whether it is stationary (on scaled distances; the Tanimoto
+# kernel is on fingerprints).
 kernel_families <- data.frame(
   family = c("matern12", "matern32", "matern52", "se", "tanimoto"),
   code = c(1L, 2L, 3L, 4L, 5L),
   label = c("Matern-1/2", "Matern-3/2", "Matern-5/2", "squared exponential",
             "Tanimoto"),
+  stationary = c(TRUE, TRUE, TRUE, TRUE, FALSE),
   stringsAsFactors = FALSE
 )
 

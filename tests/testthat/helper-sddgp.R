@@ -24,6 +24,7 @@ ref_distance <- function(x1, x2, lengthscale) {
 # k(x1, x2) for the four families, straight from their formulas.
 ref_kernel <- function(x1, x2 = x1, family = "matern32", lengthscale = 1,
                        variance = 1) {
+  if (family == "tanimoto") return(variance * ref_tanimoto(x1, x2))
   r <- ref_distance(x1, x2, lengthscale)
   switch(family,
     matern12 = variance * exp(-r),
@@ -31,6 +32,23 @@ ref_kernel <- function(x1, x2 = x1, family = "matern32", lengthscale = 1,
     matern52 = variance * (1 + sqrt(5) * r + 5 * r^2 / 3) * exp(-sqrt(5) * r),
     se = variance * exp(-r^2 / 2),
     stop("unknown family ", family))
+}
+
+# The Tanimoto (MinMax) similarity sum(min) / sum(max) of the rows of two
+# dense non-negative matrices, pair by pair.
+ref_tanimoto <- function(x1, x2 = x1) {
+  t2 <- t(x2)
+  out <- vapply(seq_len(nrow(x1)), function(i) {
+    colSums(pmin(t2, x1[i, ])) / colSums(pmax(t2, x1[i, ]))
+  }, numeric(nrow(x2)))
+  t(matrix(out, nrow(x2), nrow(x1)))
+}
+
+# The families on scaled distances, which the kernel tests loop over (the
+# Tanimoto kernel, on fingerprints, has test-tanimoto.R).
+stationary_families <- function() {
+  fams <- sddgp:::kernel_families
+  fams$family[fams$stationary]
 }
 
 # The exact GP posterior with zero prior mean: representer weights

@@ -126,3 +126,15 @@ check_tanimoto_solver <- function(solver, control) {
       class = c("sddgp_error_unsupported", "sddgp_error_argument"), arg = "precision")
   }
 }
+
+# Functions on a box of continuous inputs (Bayesian optimisation) take the
+# stationary kernels only.
+check_box_kernel <- function(kernel, fun) {
+  if (is_tanimoto(kernel)) {
+    sddgp_abort(sprintf(paste(
+      "`kernel` \"tanimoto\" is a kernel on fingerprints; %s() searches a box",
+      "of continuous inputs and needs a stationary kernel such as matern()."), fun),
+      class = c("sddgp_error_unsupported", "sddgp_error_argument"), arg = "kernel")
+  }
+  kernel
+}

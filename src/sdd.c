@@ -332,8 +332,10 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   WORKSPACE_ADD(&ws, w.grad, est == SDD_DUAL_COORDINATES ? (size_t)B * nrhs : len, 0);
   WORKSPACE_ADD_IF(&ws, with_rows, w.rows, (size_t)B * nrhs, 0);
   WORKSPACE_ADD_IF(&ws, with_tmp, w.tmp, len, 0);
-  WORKSPACE_ADD_IF(&ws, featured, w.omega, m * K->x2->d, 0);
-  WORKSPACE_ADD_IF(&ws, featured, w.phase, m, 0);
+  /* Random hashes (the Tanimoto kernel) are drawn as they are used. */
+  const int fourier = featured && kernel_stationary(K->k);
+  WORKSPACE_ADD_IF(&ws, fourier, w.omega, m * K->x2->d, 0);
+  WORKSPACE_ADD_IF(&ws, fourier, w.phase, m, 0);
   WORKSPACE_ADD_IF(&ws, featured, w.W, m * nrhs, 0);
   WORKSPACE_ADD_IF(&ws, batched, w.idx, B, 0);
   WORKSPACE_ADD_IF(&ws, permuted, w.perm, n, 0);

@@ -44,6 +44,23 @@ ref_tanimoto <- function(x1, x2 = x1) {
   t(matrix(out, nrow(x2), nrow(x1)))
 }
 
+# Posterior draws from independent calls (a matrix each, a column per
+# draw) against the exact mean and covariance by batch means: the calls are
+# independent, so the spread of the per-call averages gives an honest
+# Monte-Carlo standard error (including the random features' extra
+# variation); within 5 of them.  Returns the covariance's standard errors.
+expect_batch_moments <- function(draws, mean, cov) {
+  G <- length(draws)
+  means <- sapply(draws, rowMeans)
+  se_mean <- apply(means, 1, sd) / sqrt(G)
+  expect_true(all(abs(rowMeans(means) - mean) < 5 * se_mean))
+  covs <- sapply(draws, function(s) tcrossprod(s - mean) / ncol(s))
+  k <- length(mean)
+  se_cov <- matrix(apply(covs, 1, sd) / sqrt(G), k)
+  expect_true(all(abs(matrix(rowMeans(covs), k) - cov) < 5 * se_cov))
+  se_cov
+}
+
 # The families on scaled distances, which the kernel tests loop over (the
 # Tanimoto kernel, on fingerprints, has test-tanimoto.R).
 stationary_families <- function() {

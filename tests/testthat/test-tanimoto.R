@@ -145,13 +145,7 @@ test_that("Tanimoto posterior samples have the exact posterior covariance", {
   draws <- lapply(seq_len(G), function(i) {
     as.matrix(simulate(fit, nsim = 10, seed = i, newdata = xt, threads = 1))
   })
-  means <- sapply(draws, rowMeans)
-  se_mean <- apply(means, 1, sd) / sqrt(G)
-  expect_true(all(abs(rowMeans(means) - ref$mean) < 5 * se_mean))
-  covs <- sapply(draws, function(s) tcrossprod(s - ref$mean) / ncol(s))
-  emp <- matrix(rowMeans(covs), 4)
-  se_cov <- matrix(apply(covs, 1, sd) / sqrt(G), 4)
-  expect_true(all(abs(emp - ref$cov) < 5 * se_cov))
+  se_cov <- expect_batch_moments(draws, ref$mean, ref$cov)
   expect_true(all(diag(se_cov) < 0.06 * diag(ref$cov)))
 })
 
@@ -242,6 +236,8 @@ test_that("bad fingerprints and unsupported settings are classed errors", {
   expect_error(gp_sdd(d$x, d$y, kernel = structure(list(family = "tanimoto", lengthscale = 1),
                                                    class = "sddgp_kernel")),
                class = "sddgp_error_argument", regexp = "`lengthscale` must be NULL")
+  expect_error(bo_thompson(function(x) sum(x), 0, 1, kernel = "tanimoto"),
+               class = "sddgp_error_unsupported", regexp = "bo_thompson")
   expect_error(tanimoto(mean = NA), class = "sddgp_error_argument", regexp = "`mean`")
   expect_error(tanimoto(variance = -1), class = "sddgp_error_argument", regexp = "`variance`")
 })

@@ -71,6 +71,9 @@ static double hand_kernel(kernel_family f, double s2, double r2)
   case KERNEL_MATERN52:
     return s2 * (1.0 + sqrt(5.0) * r + 5.0 * r2 / 3.0) * exp(-sqrt(5.0) * r);
   case KERNEL_SE: return s2 * exp(-r2 / 2.0);
+  /* Not a function of distances: apply maps the Tanimoto similarity (here
+   * r2) to s2 times it; test_tanimoto.c checks the similarities. */
+  case KERNEL_TANIMOTO: return s2 * r2;
   }
   return NAN;
 }
@@ -90,9 +93,9 @@ void test_kernels(void)
   const double s2 = 1.7;
   char what[96];
 
-  CHECK(!kernel_family_valid(0) && !kernel_family_valid(5) &&
-        kernel_family_valid(1) && kernel_family_valid(4),
-        "kernel_family_valid accepts exactly 1..4");
+  CHECK(!kernel_family_valid(0) && !kernel_family_valid(6) &&
+        kernel_family_valid(1) && kernel_family_valid(5),
+        "kernel_family_valid accepts exactly 1..5");
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
     const kernel k = {(kernel_family)f, s2};
@@ -112,6 +115,8 @@ void test_kernels(void)
     CHECK(kernel_info_of(f)->cusp == hand_cusp(k.family),
           "%s: the table's cusp flag and the formula's slope at 0 disagree",
           family_name(k.family));
+    CHECK(kernel_diagonal(&k) == s2, "%s: k(x, x) = variance", family_name(k.family));
+    if (!kernel_table[row].stationary) continue; /* no distances: no k(0), dk/dr2 */
     snprintf(what, sizeof what, "%s k(0) = variance", family_name(k.family));
     CHECK_CLOSE(kernel_value(&k, 0.0), s2, 1e-15, what);
     /* Rounding can make a computed squared distance slightly negative. */
@@ -206,6 +211,7 @@ static void test_block_at(int d, double shift)
 
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
+    if (!kernel_table[row].stationary) continue; /* test_tanimoto.c */
     const kernel k = {(kernel_family)f, 0.8};
     double *K = naive_kernel_matrix(&k, x1, n1, x2, n2, d);
     double *out1 = dalloc((size_t)ldo * ncol), *out2 = dalloc((size_t)ldo * ncol);
@@ -548,6 +554,7 @@ void test_chol(void)
 
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
+    if (!kernel_table[row].stationary) continue; /* test_tanimoto.c */
     const kernel k = {(kernel_family)f, 1.2};
     double *K = naive_kernel_matrix(&k, x, n, x, n, d);
     /* Heteroscedastic noise, as the interface allows. */
@@ -996,6 +1003,7 @@ void test_rff(void)
 
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
+    if (!kernel_table[row].stationary) continue; /* test_tanimoto.c */
     const kernel k = {(kernel_family)f, s2};
     rff_draw(&k, m, d, 31337u, omega, phase);
     const rff feat = {m, d, omega, phase, sqrt(2.0 * s2 / m), 0, 0};
@@ -1111,6 +1119,7 @@ int main(int argc, char **argv)
   test_threads();
   test_solver();
   test_mll();
+  test_tanimoto();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

@@ -75,11 +75,11 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                                weights = NULL, auto_seconds = Inf) {
   start_time <- proc.time()[["elapsed"]]
   n <- nrow(x)
-  d <- ncol(x)
+  d <- length(start) - 2L # the length scales
   free <- space$free
   theta <- start
-  prior <- draw_prior(theta_kernel(family, theta), d, control$features, control$probes,
-                      independent = TRUE)
+  prior <- draw_prior(theta_kernel(family, theta), ncol(x), control$features,
+                      control$probes, independent = TRUE)
   noise_base <- matrix(.Call(C_rng_normal, new_seed(), "noise",
                              as.numeric(n) * control$probes), n, control$probes)
   inner <- inner_control(control)

@@ -65,7 +65,10 @@
 #' target are centred and scaled by their training mean and (population)
 #' standard deviation before fitting (computed without overflow or underflow
 #' for data of any magnitude, 1e-300 to 1e300); constant columns (spread
-#' below 1e-12 of the largest magnitude) are only centred.
+#' below 1e-12 of the largest magnitude) are only centred. Fingerprints
+#' (the [tanimoto()] kernel) are never standardised: the targets are then
+#' centred at the kernel's constant prior mean (given or estimated) and,
+#' with `standardize = TRUE`, scaled by their standard deviation.
 #' Hyperparameters (given or estimated) then refer to the standardised data,
 #' and predictions come back in the original units. Without
 #' standardisation, inputs beyond \eqn{10^{100}}{10^100} length scales from 0
@@ -98,8 +101,11 @@
 #'   [stats::lm()].
 #' @param data For the formula method: a data frame holding the variables
 #'   (as for [stats::lm()], not a matrix).
-#' @param kernel A kernel object ([matern()], [squared_exponential()]) or one
-#'   of the names `"matern12"`, `"matern32"`, `"matern52"`, `"se"`.
+#' @param kernel A kernel object ([matern()], [squared_exponential()],
+#'   [tanimoto()]) or one of the names `"matern12"`, `"matern32"`,
+#'   `"matern52"`, `"se"`, `"tanimoto"` (molecular fingerprints: `x` then
+#'   holds non-negative bits or counts, dense or a sparse
+#'   `Matrix::dgCMatrix`, which are never standardised; see [tanimoto()]).
 #' @param noise Observation noise variance \eqn{\lambda}{lambda}, or `NULL` to
 #'   estimate it. With `weights`, the noise variance of a unit weight.
 #' @param weights `NULL` (every observation has noise variance `noise`), or
@@ -175,22 +181,27 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
                            estimation = estimation_control(), ...) {
   call <- match.call()
   check_dots_empty(...)
-  x <- check_inputs(x)
+  kernel <- as_kernel(kernel)
+  tanimoto <- is_tanimoto(kernel)
+  x <- if (tanimoto) check_fingerprints(x, "x") else check_inputs(x)
   y <- check_targets(y, nrow(x))
   chosen <- resolve_solver(solver, control, nrow(x))
+  if (tanimoto && !is.null(chosen$solver)) check_tanimoto_solver(chosen$solver, chosen$control)
   check_multi_output_solver(chosen$solver, NCOL(y))
   if (!inherits(estimation, "sddgp_estimation_control")) {
     abort_argument("estimation", "must be made by estimation_control()")
   }
   check_number(samples, "samples", lower = 0, upper = 1e5, integer = TRUE)
   check_flag(standardize, "standardize")
-  kernel <- kernel_for_dimension(as_kernel(kernel), ncol(x))
+  kernel <- kernel_for_dimension(kernel, ncol(x))
+  if (tanimoto) kernel$binary <- fingerprints_binary(x)
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
   weights <- check_weights(weights, nrow(x))
   threads <- sddgp_threads(threads)
 
-  scaling <- standardization(x, y, standardize)
-  xs <- standardize_inputs(x, scaling)
+  scaling <- standardization(x, y, standardize, kernel)
+  # Fingerprints are never standardised (see tanimoto()).
+  xs <- if (tanimoto) x else standardize_inputs(x, scaling)
   ys <- standardize_targets(y, scaling)
 
   estimated <- NULL
@@ -204,7 +215,16 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
     estimated <- estimated$estimation
   }
 
-  check_input_magnitude(xs, kernel)
+  if (tanimoto && is.null(kernel$mean)) {
+    # The constant prior mean at the kernel and noise: the targets' centre.
+    shift <- estimate_prior_mean(xs, ys, kernel, noise, weights,
+                                 estimation$subset_size, threads)
+    scaling$y_center <- scaling$y_center + scaling$y_scale * shift
+    ys <- standardize_targets(y, scaling)
+    start <- NULL # its solutions were for the old centre
+    kernel$mean <- scaling$y_center
+  }
+  if (!tanimoto) check_input_magnitude(xs, kernel)
   fit <- new_sddgp(xs, ys, scaling, kernel, noise, weights, chosen$solver,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated

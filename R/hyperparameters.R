@@ -196,6 +196,7 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   ws <- weights[rows]
 
   kernel <- kernel_for_dimension(kernel, d)
+  d <- n_lengthscales(kernel, d)
   space <- parameter_space(xs, ys, kernel, noise, control$min_noise)
   free <- space$free
   par <- space$start[free]
@@ -239,7 +240,7 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   counts[last] <- objective$count()
 
   estimated <- c("lengthscale", "variance", "noise")[
-    c(is.null(kernel$lengthscale), is.null(kernel$variance), is.null(noise))]
+    c(is.null(kernel$lengthscale) && d > 0L, is.null(kernel$variance), is.null(noise))]
   theta <- space$start
   theta[free] <- par
   subset_seconds <- proc.time()[["elapsed"]] - start_time
@@ -256,7 +257,7 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
     if (iterative$record$stopped == "over budget") method <- "subset"
   }
   # Given values are kept as they are, not passed through exp(log()).
-  if (is.null(kernel$lengthscale)) kernel$lengthscale <- exp(theta[seq_len(d)])
+  if (is.null(kernel$lengthscale) && d > 0L) kernel$lengthscale <- exp(theta[seq_len(d)])
   if (is.null(kernel$variance)) kernel$variance <- exp(theta[[d + 1L]])
   if (is.null(noise)) noise <- exp(theta[[d + 2L]])
   list(kernel = kernel,
@@ -332,10 +333,10 @@ curvature_scale <- function(objective, par) {
 # indices of the free ones.  Starting values and bounds follow the scale of
 # the data, see ?estimation_control.
 parameter_space <- function(x, y, kernel, noise, min_noise) {
-  d <- ncol(x)
+  d <- n_lengthscales(kernel, ncol(x))
   # Spreads without overflow or underflow (unstandardised data may lie
   # near 1e+-300), and the targets' variance on the log scale.
-  sd_x <- col_moments(x)$sd
+  sd_x <- if (d > 0L) col_moments(x)$sd else numeric(0)
   sd_x[sd_x <= 0] <- 1
   # Several outputs: their mean variance.
   sd_y <- sqrt(mean(col_moments(y)$sd^2))
@@ -372,7 +373,7 @@ parameter_space <- function(x, y, kernel, noise, min_noise) {
 # asks for the value and the gradient at the same point in separate calls;
 # the last evaluation is cached so each point costs one O(m^3) evaluation.
 mll_objective <- function(x, y, weights, family, theta, free, threads) {
-  d <- ncol(x)
+  d <- length(theta) - 2L # the length scales
   m <- nrow(x)
   last_par <- NULL
   last <- NULL

@@ -202,7 +202,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   }
   check_number(delta, "delta", lower = 0, upper = 1, lower_open = TRUE, upper_open = TRUE)
   check_number(rkhs_norm, "rkhs_norm", lower = 0)
-  kernel <- kernel_for_dimension(as_kernel(kernel), domain$d)
+  kernel <- kernel_for_dimension(check_box_kernel(as_kernel(kernel), "mini_meta"), domain$d)
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
   earlier <- check_earlier_data(x, y, domain$d)
   initial_given <- !is.null(initial)

@@ -104,7 +104,7 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
       "must be \"none\" for a fit of %d outputs; use se.fit = TRUE (one column per output)", q))
   }
   # Rows with missing values (na.pass) predict NA.
-  complete <- !rowSums(is.na(xnew))
+  complete <- complete_rows(xnew)
   post <- posterior_moments(object, xnew[complete, , drop = FALSE], need_var, threads,
                             chunk_size)
   mean <- matrix(NA_real_, nrow(xnew), q)
@@ -236,7 +236,7 @@ new_inputs <- function(object, newdata, na.action = stats::na.pass) {
     x <- stats::model.matrix(tt, mf)
     omitted <- attr(mf, "na.action")
   } else {
-    if (is.data.frame(newdata) || is.matrix(newdata)) {
+    if (is.data.frame(newdata) || is.matrix(newdata) || is_sparse_input(newdata)) {
       nm <- repair_names(colnames(newdata))
       if (!is.null(object$input_names) && !is.null(nm)) {
         # By index, not name: `newdata` may repeat a name the fit repaired.
@@ -252,8 +252,9 @@ new_inputs <- function(object, newdata, na.action = stats::na.pass) {
     } else if (is.numeric(newdata) && is.null(dim(newdata)) && object$d > 1L) {
       newdata <- matrix(newdata, nrow = 1L)
     }
-    x <- as_input_matrix(newdata, "newdata")
-    if (ncol(x) == object$d) {
+    # Fingerprints: as given, sparse ones too (checked below).
+    x <- if (is_tanimoto(object$kernel)) newdata else as_input_matrix(newdata, "newdata")
+    if (ncol(x) == object$d && !is_tanimoto(object$kernel)) {
       x <- tryCatch(na.action(x), error = function(e) abort_argument("newdata", paste0(
         "has missing values that `na.action` refused: ", conditionMessage(e))))
     }
@@ -263,10 +264,19 @@ new_inputs <- function(object, newdata, na.action = stats::na.pass) {
     abort_argument("newdata", sprintf("has %d input column%s but the model has %d",
                                       ncol(x), if (ncol(x) == 1L) "" else "s", object$d))
   }
+  if (is_tanimoto(object$kernel)) {
+    # Fingerprints are never standardised, nor missing (see tanimoto()).
+    return(check_fingerprints(x, "newdata", like = object))
+  }
   check_finite_rows(x, "newdata", allow_na = TRUE)
   x <- standardize_inputs(x, object$scaling)
   attr(x, "na.action") <- omitted
   x
+}
+
+# Rows without missing values (fingerprints, dense or sparse, have none).
+complete_rows <- function(x) {
+  if (is_sparse_input(x)) rep(TRUE, nrow(x)) else !rowSums(is.na(x))
 }
 
 # An na.action function from a function or its name.
@@ -289,7 +299,10 @@ far_lengthscales <- 1000
 # The box outside which a point is far: the range of the (standardised)
 # training inputs widened by far_lengthscales length scales, as a 2 x d
 # matrix of lower and upper limits.  (Inducing points lie within that range.)
+# The Tanimoto kernel has no far points (it is a similarity of
+# fingerprints): NULL.
 near_box <- function(object) {
+  if (is_tanimoto(object$kernel)) return(NULL)
   lim <- apply(object$x, 2L, range)
   far <- far_lengthscales * object$kernel$lengthscale
   rbind(lim[1L, ] - far, lim[2L, ] + far)
@@ -299,6 +312,7 @@ near_box <- function(object) {
 # overflowed) lie outside the near_box() `box` in some coordinate.
 far_rows <- function(x, box) {
   n <- nrow(x)
+  if (is.null(box)) return(logical(n))
   rowSums(x < rep(box[1L, ], each = n) | x > rep(box[2L, ], each = n)) > 0
 }
 

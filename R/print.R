@@ -27,6 +27,7 @@ print.sddgp <- function(x, digits = 4, ...) {
 # are in, for print() and summary() of a fit (or its summary: `x` holds
 # kernel, noise, weights and scaling).
 hyperparameter_lines <- function(x, labels, digits) {
+  if (is_tanimoto(x$kernel)) return(tanimoto_lines(x, digits))
   values <- vapply(x$kernel$lengthscale, format, character(1L), digits = digits)
   c(wrap_items(paste(labels, values), "  lengthscales: ", "    "),
     noise_label(x$noise, x$weights, digits),
@@ -34,6 +35,18 @@ hyperparameter_lines <- function(x, labels, digits) {
       "(hyperparameters of the standardised data: inputs and y scaled to unit",
       "standard deviation; coef() gives them in the data's units)") else
       "(hyperparameters in the data's units)", indent = 2, exdent = 4))
+}
+
+# The same for the Tanimoto kernel: its prior mean, and that its inputs
+# (fingerprints) were not standardised.
+tanimoto_lines <- function(x, digits) {
+  c(sprintf("  prior mean %s (units of y); %s fingerprints, not standardised",
+            paste(format(x$kernel$mean, digits = digits), collapse = ", "),
+            if (isTRUE(x$kernel$binary)) "binary" else "count"),
+    noise_label(x$noise, x$weights, digits),
+    strwrap(if (all(x$scaling$y_scale == 1)) "(hyperparameters in the data's units)" else
+      "(variance and noise of the targets scaled to unit standard deviation)",
+      indent = 2, exdent = 4))
 }
 
 # Items separated by ", " and packed into lines of at most 0.9 times the
@@ -73,7 +86,7 @@ outputs_line <- function(outputs) {
 bound_lines <- function(estimation, labels) {
   at <- estimation$at_bound
   if (!any(nzchar(at))) return(character())
-  d <- length(labels)
+  d <- length(at) - 2L # the length scales (none for the Tanimoto kernel)
   hints <- c(
     lengthscale.upper = "y hardly varies along this input, which may be irrelevant",
     lengthscale.lower = "y varies faster along it than the data resolve",
@@ -83,7 +96,7 @@ bound_lines <- function(estimation, labels) {
     noise.lower = paste("a nearly noise-free fit; give `noise` (or a smaller `min_noise`",
                         "in estimation_control()) to go lower"))
   what <- c(rep("lengthscale", d), "variance", "noise")
-  name <- c(paste("lengthscale", labels), "variance", "noise")
+  name <- c(paste("lengthscale", labels)[seq_len(d)], "variance", "noise")
   hit <- which(nzchar(at))
   lines <- sprintf("%s at its %s bound: %s", name[hit], at[hit],
                    hints[paste(what[hit], at[hit], sep = ".")])

@@ -11,7 +11,16 @@
 # needs: with shared features it is biased by
 # tr(H^-1 dH H^-1 (Phi Phi' - K)), which H^-1 magnifies when the noise is
 # small.
+# For the Tanimoto kernel the features are random hashes (src/minhash.h),
+# drawn from one seed as they are needed: set s is features (s - 1) features
+# + 1 .. s features of that sequence.
 draw_prior <- function(kernel, d, features, samples, independent = FALSE) {
+  if (is_tanimoto(kernel)) {
+    return(list(hash_seed = new_seed(), sets = seq_len(if (independent) samples else 1L),
+                weights = matrix(.Call(C_rng_normal, new_seed(), "weights",
+                                       as.numeric(features) * samples), features, samples),
+                independent = independent))
+  }
   sets <- if (independent) samples else 1L
   rff <- .Call(C_rff_draw, kernel_spec(kernel), as.integer(features * sets),
                as.integer(d), new_seed())
@@ -24,6 +33,7 @@ draw_prior <- function(kernel, d, features, samples, independent = FALSE) {
 # f0 at standardised inputs x: an nrow(x) x samples matrix.
 prior_values <- function(prior, kernel, x, threads) {
   xs <- scale_inputs(x, kernel)
+  if (is_tanimoto(kernel)) return(hash_prior_values(prior, kernel, xs, threads))
   if (!isTRUE(prior$independent)) {
     return(.Call(C_rff_matmul, prior$omega, prior$phase, kernel$variance, xs,
                  prior$weights, threads))
@@ -36,9 +46,23 @@ prior_values <- function(prior, kernel, x, threads) {
   }, numeric(nrow(x))), nrow(x))
 }
 
+# The same for random hash features at fingerprints xs (tanimoto_points()).
+hash_prior_values <- function(prior, kernel, xs, threads) {
+  features <- nrow(prior$weights)
+  product <- function(set, columns) {
+    .Call(C_hash_matmul, prior$hash_seed, as.numeric(set - 1L) * features,
+          kernel_spec(kernel), xs, prior$weights[, columns, drop = FALSE], threads)
+  }
+  if (!isTRUE(prior$independent)) return(product(1L, seq_len(ncol(prior$weights))))
+  matrix(vapply(seq_len(ncol(prior$weights)), function(s) product(prior$sets[s], s)[, 1L],
+                numeric(xs$n)), xs$n)
+}
+
 # The prior draws `columns` of `prior`.
 prior_columns <- function(prior, columns) {
-  if (isTRUE(prior$independent)) {
+  if (!is.null(prior$hash_seed)) {
+    if (isTRUE(prior$independent)) prior$sets <- prior$sets[columns]
+  } else if (isTRUE(prior$independent)) {
     features <- nrow(prior$weights)
     rows <- as.vector(outer(seq_len(features), (columns - 1L) * features, "+"))
     prior$omega <- prior$omega[rows, , drop = FALSE]

@@ -281,8 +281,10 @@ sdd_control <- function(iterations = 10000, batch_size = 512, step_size = NULL,
 # The step sizes are chosen once per fit and kept in the state, so later
 # sample draws (simulate() with a seed) run with the same ones.
 solve_sdd <- function(problem, control, threads, state) {
+  # Subsets of fingerprints are taken as given, not from the engine's form.
+  xs <- if (is_tanimoto(problem$kernel)) problem$x else problem$xs
   steps <- state$step_size %||%
-    sdd_step_sizes(control, problem$xs, problem$kernel, problem$noise, threads)
+    sdd_step_sizes(control, xs, problem$kernel, problem$noise, threads)
   # Step sizes chosen here (not given, nor fixed by the fit that simulate()
   # draws for) are halved after a divergence, at most max_backoffs times.
   # The samples' step is chosen here only when neither step is given (it

@@ -97,7 +97,7 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata,
   }
   sc <- object$scaling
   paths <- matrix(NA_real_, nrow(xnew), nsim)
-  complete <- which(!rowSums(is.na(xnew)))
+  complete <- which(complete_rows(xnew))
   pieces <- chunks(length(complete), 4096L)
   for (i in progress_along(pieces, "Evaluating sample paths")) {
     rows <- complete[pieces[[i]]]

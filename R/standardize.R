@@ -2,7 +2,16 @@
 # their training mean and standard deviation (gp_sdd(standardize = TRUE)),
 # and back, without overflow or underflow at any magnitude.
 
-standardization <- function(x, y, standardize) {
+# With the Tanimoto kernel the inputs (fingerprints) are never
+# standardised, and the targets are centred at its prior mean (given, or
+# their mean until estimate_prior_mean()).
+standardization <- function(x, y, standardize, kernel = NULL) {
+  if (is_tanimoto(kernel)) {
+    my <- col_moments(y)
+    return(list(x_center = rep(0, ncol(x)), x_scale = rep(1, ncol(x)),
+                y_center = rep_len(kernel$mean %||% my$mean, NCOL(y)),
+                y_scale = if (standardize) ifelse(my$sd > 0, my$sd, 1) else rep(1, NCOL(y))))
+  }
   if (!standardize) {
     return(list(x_center = rep(0, ncol(x)), x_scale = rep(1, ncol(x)),
                 y_center = rep(0, NCOL(y)), y_scale = rep(1, NCOL(y))))

@@ -10,7 +10,9 @@ sdd_step_limit <- function(xs, kernel, noise, momentum, batch_size, threads,
                            subset = 1000L) {
   n <- nrow(xs)
   idx <- if (n > subset) sort(sample.int(n, subset)) else seq_len(n)
+  # The Tanimoto kernel's xs are the fingerprints as given (see solve_sdd()).
   xsub <- xs[idx, , drop = FALSE]
+  if (is_tanimoto(kernel)) xsub <- tanimoto_points(xsub, kernel$binary)
   K <- .Call(C_kernel_matrix, xsub, xsub, kernel_spec(kernel), threads)
   v <- rep(1 / sqrt(length(idx)), length(idx))
   ev <- 0

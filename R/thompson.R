@@ -119,7 +119,7 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
   check_number(rounds, "rounds", lower = 1, upper = 1e6, integer = TRUE)
   check_number(local_rounds, "local_rounds", lower = 0, upper = 1e6, integer = TRUE)
   check_number(local_points, "local_points", lower = 1, upper = 1e6, integer = TRUE)
-  kernel <- kernel_for_dimension(as_kernel(kernel), box$d)
+  kernel <- kernel_for_dimension(check_box_kernel(as_kernel(kernel), "bo_thompson"), box$d)
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
   threads <- sddgp_threads(threads)
 

@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "block.h"
+#include "tanimoto.h"
 #include "threads.h"
 #include "vmath.h"
 
@@ -22,9 +23,7 @@ typedef char slab_holds_whole_chunks[BLOCK_SLAB_ITEMS % ROW_CHUNK == 0 ? 1 : -1]
 /* Squared distances, from block_dist_template.h (which says how): as sums
  * of squared differences in double (coord_dist_points, coord_dist_rows)
  * and in float (the same with suffix 32), and from norms and inner
- * products in double (suffix _dot).  COORD_BLOCK: coordinates of four rows
- * copied side by side at a time (the template says why). */
-#define COORD_BLOCK 64
+ * products in double (suffix _dot). */
 #define SQ_DIFF(a, b) (((a) - (b)) * ((a) - (b)))
 #define SUM_IS_DIST(s, nx, q, ny, j) ((void)(nx), (void)(q), (void)(ny), (void)(j), (s))
 #define PRODUCT(a, b) ((a) * (b))
@@ -94,7 +93,8 @@ static int points_centred(const points *p)
 
 int block_uses_norms(const kernel *k, int single, const points *cols)
 {
-  return !single && !kernel_info_of(k->family)->cusp && points_centred(cols);
+  return kernel_stationary(k) && !single && !kernel_info_of(k->family)->cusp &&
+         points_centred(cols);
 }
 
 /* ny[t] = |y|^2 for points j0..j0+len-1 of p. */
@@ -124,23 +124,33 @@ static const double *tile_norms(const points *p, const double *all, int j0,
   return buf;
 }
 
-/* r2 of the nr points idx[q] of p1 against points j0..j0+len-1 of p2, into
- * r2 + q * ld: from the norms of both (nx, ny) where given, else as
- * differences. */
-static void sq_dist_rows(const points *p1, const int *idx, int nr,
-                         const double *nx, const points *p2, int j0, int len,
-                         const double *ny, double *r2, size_t ld)
+/* Kernel values of the nr points idx[q] of p1 against points j0..j0+len-1
+ * of p2, into out + q * ld, in double: from the squared distances, from
+ * the norms of both (nx, ny) where given, else as differences; or for the
+ * Tanimoto kernel from the fingerprints' similarities. */
+static void kernel_rows(const kernel *k, const points *p1, const int *idx,
+                        int nr, const double *nx, const points *p2, int j0,
+                        int len, const double *ny, double *out, size_t ld)
 {
-  if (ny)
-    coord_dist_rows_dot(p1, idx, nr, nx, p2, j0, len, ny, r2, ld);
+  if (!kernel_stationary(k))
+    tanimoto_rows(p1, idx, nr, p2, j0, len, out, ld);
+  else if (ny)
+    coord_dist_rows_dot(p1, idx, nr, nx, p2, j0, len, ny, out, ld);
   else
-    coord_dist_rows(p1, idx, nr, NULL, p2, j0, len, NULL, r2, ld);
+    coord_dist_rows(p1, idx, nr, NULL, p2, j0, len, NULL, out, ld);
+  for (int q = 0; q < nr; q++) kernel_apply(k, out + q * ld, len);
 }
 
 void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
                    double *r2)
 {
   coord_dist_points(p1, i, NULL, p2, j0, len, NULL, r2);
+}
+
+void block_kernel_values(const kernel *k, const points *p1, int i,
+                         const points *p2, int j0, int len, double *out)
+{
+  kernel_rows(k, p1, &i, 1, NULL, p2, j0, len, NULL, out, (size_t)len);
 }
 
 /* The products of kernel values with A, written out so that the compiler
@@ -400,8 +410,7 @@ static void block_tiles(const void *ctx, const int *rows, int first, int nr,
         for (int t = 0; t < len; t++) out[t] = vals[q][t];
       }
     } else {
-      sq_dist_rows(op->x1, idx, nq, nx, op->x2, j0, len, ny, b, (size_t)ldb);
-      for (int q = 0; q < nq; q++) kernel_apply(op->k, b + (size_t)q * ldb, len);
+      kernel_rows(op->k, op->x1, idx, nq, nx, op->x2, j0, len, ny, b, (size_t)ldb);
     }
     for (int q = 0; q < nq; q++) kv[q0 + q] = b + (size_t)q * ldb;
   }
@@ -553,14 +562,12 @@ static void block_columns(const kernel *k, const points *p1, const points *p2,
       if (single) {
         coord_dist_rows32(p2, idx, nj, NULL, p1, i0, len, NULL, (float *)out + at,
                           (size_t)n1);
+        for (int q = 0; q < nj; q++)
+          kernel_apply32(k, (float *)out + at + (size_t)q * n1, len);
       } else {
         double nyb[TILE];
         const double *ny = norms ? tile_norms(p1, p1_norms, i0, len, nyb) : NULL;
-        sq_dist_rows(p2, idx, nj, nx, p1, i0, len, ny, (double *)out + at, (size_t)n1);
-      }
-      for (int q = 0; q < nj; q++) {
-        if (single) kernel_apply32(k, (float *)out + at + (size_t)q * n1, len);
-        else kernel_apply(k, (double *)out + at + (size_t)q * n1, len);
+        kernel_rows(k, p2, idx, nj, nx, p1, i0, len, ny, (double *)out + at, (size_t)n1);
       }
     }
   }
@@ -612,6 +619,6 @@ points points_rows(const points *x, const int *rows, int first, int len,
     else
       memcpy(out, col + first, sizeof(double) * (size_t)len);
   }
-  const points p = {buf, len, x->d, NULL};
+  const points p = {buf, len, x->d, NULL, NULL};
   return p;
 }

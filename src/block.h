@@ -13,12 +13,22 @@
 #include "kernel.h"
 #include "solver.h"
 
+/* Fingerprints for the Tanimoto kernel (tanimoto.h). */
+typedef struct fingerprints fingerprints;
+
 typedef struct {
   const double *x;   /* column-major n x d, scaled */
   int n;
   int d;
   const float *x32;  /* the same in single precision, or NULL */
+  /* The Tanimoto kernel's inputs (NULL for the others): binary or sparse
+   * fingerprints in place of x, or with dense counts x's row sums. */
+  const fingerprints *fp;
 } points;
+
+/* Coordinates of four rows copied side by side at a time by the distance
+ * loops (block_dist_template.h says why). */
+#define COORD_BLOCK 64
 
 /* A kernel block K(x1, x2) as the solvers and predictions see it: evaluated
  * on the fly, or read from a precomputed matrix when that fits in memory
@@ -126,7 +136,12 @@ int block_slab(int n, double per_item, double work);
 points points_rows(const points *x, const int *rows, int first, int len,
                    double *buf);
 
-/* Squared scaled distances from point i of p1 to points j0..j0+len-1 of p2. */
+/* Kernel values k(p1[i], p2[j]) for j = j0..j0+len-1, into out. */
+void block_kernel_values(const kernel *k, const points *p1, int i,
+                         const points *p2, int j0, int len, double *out);
+
+/* Squared scaled distances from point i of p1 to points j0..j0+len-1 of p2
+ * (stationary kernels). */
 void block_sq_dist(const points *p1, int i, const points *p2, int j0, int len,
                    double *r2);
 

@@ -55,7 +55,7 @@ SEXP C_cabcd_solve(SEXP x, SEXP omega, SEXP phase, SEXP variance, SEXP weight,
   if (om.d != p.d || b.n != p.n)
     Rf_error("internal error: non-conformable random-feature problem");
   const rff f = {om.n, om.d, om.x, glue_doubles(phase, om.n, "phase"),
-                 sqrt(2.0 * Rf_asReal(variance) / om.n)};
+                 sqrt(2.0 * Rf_asReal(variance) / om.n), 0, 0};
   cabcd_options opt;
   GLUE_SET_CHOICE(opt, settings, algorithm, glue_cabcd_algorithms);
   GLUE_SET_CHOICE(opt, settings, selection, glue_cabcd_selections);

@@ -136,7 +136,7 @@ SEXP C_chol_variance(SEXP factor, SEXP x, SEXP xnew, SEXP spec, SEXP threads)
   blas_threads_restore(blas_saved);
   if (info == CHOL_STOPPED) return R_NilValue;
   SEXP out = PROTECT(Rf_allocVector(REALSXP, m));
-  const double prior = kernel_value(&k, 0.0);
+  const double prior = kernel_diagonal(&k);
   for (int j = 0; j < m; j++) {
     const double *col = kx + (size_t)j * n;
     double s = 0.0;

@@ -50,7 +50,7 @@ int dsg_basis_matmul(const dsg_basis *b, uint64_t first, int nfeat,
     for (int c = 0; c < ncol; c++)
       memcpy(W + (size_t)c * len, A + j0 + (size_t)c * lda,
              sizeof(double) * (size_t)len);
-    const rff f = {len, d, omega, phase, scale};
+    const rff f = {len, d, omega, phase, scale, 0, 0};
     rff_matmul(&f, p, W, ncol, part, n, nth);
     for (int c = 0; c < ncol; c++)
       for (int i = 0; i < n; i++)
@@ -93,7 +93,7 @@ solver_status dsg_solve(const dsg_basis *basis, const points *x,
     goto done;
   }
   memset(alpha, 0, sizeof(double) * (size_t)lda * nrhs);
-  const points xb = {xb_, B, d, NULL}, xp = {xp_, P, d, NULL};
+  const points xb = {xb_, B, d, NULL, NULL}, xp = {xp_, P, d, NULL, NULL};
 
   double lambda = 0.0;
   for (int i = 0; i < n; i++) lambda += noise[i];

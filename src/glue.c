@@ -6,6 +6,7 @@
 #include "recombination.h"
 #include "rng.h"
 #include "sdd.h"
+#include "tanimoto.h"
 #include "threads.h"
 
 /* The one place where the strings of the R side meet the codes of the
@@ -100,9 +101,31 @@ kernel glue_kernel(SEXP spec)
   return k;
 }
 
+/* Fingerprints as tanimoto_r.c's C_fingerprints() made them. */
+static points glue_fingerprints(SEXP x)
+{
+  fingerprints *f = (fingerprints *)R_alloc(1, sizeof *f);
+  SEXP dense = glue_list_get(x, "x"), start = glue_list_get(x, "start");
+  points p;
+  p.n = glue_int(x, "n");
+  p.d = glue_int(x, "d");
+  p.x = Rf_isNull(dense) ? NULL : REAL(dense);
+  p.x32 = NULL;
+  f->words = glue_int(x, "words");
+  /* R's vector data are aligned for doubles, so for 64-bit words too. */
+  f->bits = f->words ? (const uint64_t *)RAW(glue_list_get(x, "bits")) : NULL;
+  f->start = Rf_isNull(start) ? NULL : INTEGER(start);
+  f->col = f->start ? INTEGER(glue_list_get(x, "col")) : NULL;
+  f->val = f->start ? REAL(glue_list_get(x, "val")) : NULL;
+  f->sums = glue_doubles(glue_list_get(x, "sums"), p.n, "sums");
+  p.fp = f;
+  return p;
+}
+
 points glue_points(SEXP x, const char *what)
 {
   points p;
+  if (Rf_inherits(x, "sddgp_fingerprints")) return glue_fingerprints(x);
   SEXP dim = Rf_getAttrib(x, R_DimSymbol);
   if (TYPEOF(x) != REALSXP || XLENGTH(dim) != 2)
     Rf_error("internal error: `%s` must be a double matrix", what);
@@ -110,6 +133,7 @@ points glue_points(SEXP x, const char *what)
   p.n = INTEGER(dim)[0];
   p.d = INTEGER(dim)[1];
   p.x32 = NULL;
+  p.fp = NULL;
   return p;
 }
 

@@ -14,7 +14,8 @@
 /* list(family = <int code>, variance = <double>) built by R's kernel_spec(). */
 kernel glue_kernel(SEXP spec);
 
-/* A double matrix (n x d), already scaled by the length scales. */
+/* A double matrix (n x d), already scaled by the length scales; or the
+ * fingerprints of the Tanimoto kernel (R's tanimoto_points()). */
 points glue_points(SEXP x, const char *what);
 
 /* The requested thread count under the thread policy (threads.h); ends a

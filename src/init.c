@@ -29,6 +29,8 @@ SEXP C_openmp_info(void);
 SEXP C_recombine(SEXP, SEXP, SEXP, SEXP);
 SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_glue_codes(void);
+SEXP C_fingerprints(SEXP, SEXP);
+SEXP C_hash_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 
@@ -57,6 +59,8 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_recombine, 4),
   CALLDEF(C_cabcd_solve, 9),
   CALLDEF(C_glue_codes, 0),
+  CALLDEF(C_fingerprints, 2),
+  CALLDEF(C_hash_matmul, 6),
   {NULL, NULL, 0}
 };
 

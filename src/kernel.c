@@ -47,11 +47,12 @@ static double se_dr2(double s2, double r2)
 }
 
 const kernel_info kernel_table[] = {
-  /* family, name, apply, apply32, dr2, cusp, spectral_df */
-  {KERNEL_MATERN12, "matern12", matern12_apply, matern12_apply32, matern12_dr2, 1, 1},
-  {KERNEL_MATERN32, "matern32", matern32_apply, matern32_apply32, matern32_dr2, 0, 3},
-  {KERNEL_MATERN52, "matern52", matern52_apply, matern52_apply32, matern52_dr2, 0, 5},
-  {KERNEL_SE, "se", se_apply, se_apply32, se_dr2, 0, 0}
+  /* family, name, stationary, apply, apply32, dr2, cusp, spectral_df */
+  {KERNEL_MATERN12, "matern12", 1, matern12_apply, matern12_apply32, matern12_dr2, 1, 1},
+  {KERNEL_MATERN32, "matern32", 1, matern32_apply, matern32_apply32, matern32_dr2, 0, 3},
+  {KERNEL_MATERN52, "matern52", 1, matern52_apply, matern52_apply32, matern52_dr2, 0, 5},
+  {KERNEL_SE, "se", 1, se_apply, se_apply32, se_dr2, 0, 0},
+  {KERNEL_TANIMOTO, "tanimoto", 0, tanimoto_apply, tanimoto_apply32, NULL, 0, 0}
 };
 const int kernel_table_size = (int)(sizeof kernel_table / sizeof kernel_table[0]);
 
@@ -72,6 +73,16 @@ double kernel_value(const kernel *k, double r2)
 {
   kernel_apply(k, &r2, 1);
   return r2;
+}
+
+double kernel_diagonal(const kernel *k)
+{
+  return k->variance;
+}
+
+int kernel_stationary(const kernel *k)
+{
+  return kernel_info_of(k->family)->stationary;
 }
 
 double kernel_dr2(const kernel *k, double r2)

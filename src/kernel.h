@@ -1,7 +1,7 @@
 /* Kernel families.  Everything the engine knows about a family is its row
  * of kernel_table (kernel.c): block.c, rff.c and the functions below read
  * the row, never the family code, so a new family is its formulas and one
- * row (ADDING_A_KERNEL.md).  The families so far are stationary kernels on
+ * row (README, "Adding a kernel").  The families so far are stationary kernels on
  * inputs already divided by their length scales, functions of the scaled
  * squared distance r2; one that is not (the Tanimoto kernel on counts) adds
  * to kernel_info what it has in their place (values from inner products
@@ -16,7 +16,8 @@ typedef enum {
   KERNEL_MATERN12 = 1,
   KERNEL_MATERN32 = 2,
   KERNEL_MATERN52 = 3,
-  KERNEL_SE = 4
+  KERNEL_SE = 4,
+  KERNEL_TANIMOTO = 5
 } kernel_family;
 
 typedef struct {
@@ -28,13 +29,20 @@ typedef struct {
 typedef struct {
   kernel_family family;
   const char *name; /* the family's name in R */
+  /* 1 for a function of the scaled squared distance; 0 for the Tanimoto
+   * kernel, whose values block.c takes from tanimoto.c's similarities of
+   * fingerprints (points' fp), whose features rff.c takes from minhash.c's
+   * random hashes, and which has no length scales (mll.c). */
+  int stationary;
   /* k over an array of scaled squared distances, in place (r2 -> k), with
    * variance s2, in double and in float (precision = "single": 16 lanes to
    * an AVX-512 vector, values within a few float ulps).  r2 may be
-   * slightly negative (formed from rounded sums): read as 0. */
+   * slightly negative (formed from rounded sums): read as 0.  For a family
+   * that is not stationary, k from its similarities instead (s2 times the
+   * Tanimoto coefficient). */
   void (*apply)(double s2, double *r2, int len);
   void (*apply32)(float s2, float *r2, int len);
-  /* dk/d(r2) at r2 >= 0 (see kernel_dr2). */
+  /* dk/d(r2) at r2 >= 0 (see kernel_dr2); NULL if not stationary. */
   double (*dr2)(double s2, double r2);
   /* k has a cusp at r = 0 (a slope in r = sqrt(r2), not flat in r2), so an
    * error e in r2 near 0 moves it by about sqrt(e): block.c then forms r2
@@ -43,9 +51,8 @@ typedef struct {
   /* Random features (rff.c) are Fourier features, their frequencies drawn
    * from the spectral density: a multivariate Student-t with spectral_df
    * degrees of freedom (2 nu for Matern-nu), or the standard normal for 0.
-   * A family that is not stationary has no spectral density; its row will
-   * name a feature map of its own here instead (for the Tanimoto kernel on
-   * counts, random hashes). */
+   * A family that is not stationary has no spectral density (0 here):
+   * its features are random hashes (minhash.h). */
   int spectral_df;
 } kernel_info;
 
@@ -61,6 +68,12 @@ int kernel_family_valid(int code);
 
 /* k(r2) for one scaled squared distance. */
 double kernel_value(const kernel *k, double r2);
+
+/* k(x, x): the variance (for the Tanimoto kernel too, T(x, x) = 1). */
+double kernel_diagonal(const kernel *k);
+
+/* Is the family stationary (kernel_info's stationary)? */
+int kernel_stationary(const kernel *k);
 
 /* dk/d(r2), the building block of length-scale gradients:
  * dk/dlog(l_j) = -2 s_j^2 dk/d(r2) with s_j the scaled difference in

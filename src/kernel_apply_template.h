@@ -58,6 +58,14 @@ static void KFORM_NAME(se_apply)(KFORM_T s2, KFORM_T *r2, int len)
     r2[i] = s2 * KFORM_EXP(-half * KFORM_MAX(r2[i], 0));
 }
 
+/* The Tanimoto kernel: s2 times the similarity (tanimoto.c). */
+SDDGP_HOT
+static void KFORM_NAME(tanimoto_apply)(KFORM_T s2, KFORM_T *t, int len)
+{
+  #pragma omp simd
+  for (int i = 0; i < len; i++) t[i] *= s2;
+}
+
 #undef KFORM_NAME
 #undef KFORM_PASTE_EXPANDED
 #undef KFORM_PASTE

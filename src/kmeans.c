@@ -133,7 +133,7 @@ solver_status kmeans_fit(const points *x, int m, const kmeans_options *opt,
                          void *ctx)
 {
   const int n = x->n, d = x->d;
-  const points cen = {centres, m, d, NULL};
+  const points cen = {centres, m, d, NULL, NULL};
   solver_status status = SOLVER_MAX_ITER;
   double *d2;
   char *chosen;

@@ -13,19 +13,33 @@
 typedef void (*pair_weights)(const void *source, int j, int i0, int len,
                              double *w);
 
+/* The length scales of k on points of d columns: d, or none for the
+ * Tanimoto kernel, whose only kernel hyperparameter is its variance. */
+static int lengthscales(const kernel *k, const points *x)
+{
+  return kernel_stationary(k) ? x->d : 0;
+}
+
 /* Column j of the strict lower triangle (rows i > j), given its weights w:
  *   out[c] = sum_i W_ij k'(r2_ij) (x_ic - x_jc)^2   for each column c < d,
  *   out[d] = sum_i W_ij k(r2_ij),
- * with k' = dk/d(r2).  One pass over the pairs gives all d + 1 sums, so no
- * derivative matrix is ever formed.  r2, w and gw are scratch of length m. */
+ * with k' = dk/d(r2) and d the length scales.  One pass over the pairs
+ * gives all d + 1 sums, so no derivative matrix is ever formed.  r2, w and
+ * gw are scratch of length m. */
 static void column_sums(const kernel *k, const points *x, pair_weights weights,
                         const void *source, int j, double *r2, double *w,
                         double *gw, double *out)
 {
-  const int m = x->n, d = x->d, i0 = j + 1, len = m - i0;
+  const int m = x->n, d = lengthscales(k, x), i0 = j + 1, len = m - i0;
   double s = 0.0;
-  block_sq_dist(x, j, x, i0, len, r2);
   weights(source, j, i0, len, w);
+  if (d == 0) { /* dK/dlog(variance) = K */
+    block_kernel_values(k, x, j, x, i0, len, r2);
+    for (int t = 0; t < len; t++) s += w[t] * r2[t];
+    out[0] = s;
+    return;
+  }
+  block_sq_dist(x, j, x, i0, len, r2);
   for (int t = 0; t < len; t++) gw[t] = w[t] * kernel_dr2(k, r2[t]);
   for (int c = 0; c < d; c++) {
     const double xj = x->x[j + (size_t)c * m];
@@ -56,7 +70,7 @@ static mll_status trace_gradient(const kernel *k, const points *x,
                                  solver_callback callback, void *ctx,
                                  double *sums, double *scratch, double *grad)
 {
-  const int m = x->n, d = x->d;
+  const int m = x->n, d = lengthscales(k, x);
   const size_t stride = (size_t)d + 1;
   double trace_w = 0.0, trace_noise = 0.0;
   for (int j0 = 0; j0 < m; j0 += MLL_CHUNK) {
@@ -88,7 +102,7 @@ static mll_status trace_gradient(const kernel *k, const points *x,
     trace_w += w_diag[i];
     trace_noise += obs_weights ? w_diag[i] / obs_weights[i] : w_diag[i];
   }
-  grad[d] += 0.5 * kernel_value(k, 0.0) * trace_w;
+  grad[d] += 0.5 * kernel_diagonal(k) * trace_w;
   grad[d + 1] = 0.5 * noise * trace_noise;
   return MLL_OK;
 }
@@ -113,7 +127,7 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
                         solver_callback callback, void *ctx, double *value,
                         double *grad)
 {
-  const int m = x->n, d = x->d;
+  const int m = x->n, d = lengthscales(k, x);
   mll_status status = MLL_OK;
   int info;
   double quad = 0.0, half_logdet = 0.0;
@@ -194,7 +208,7 @@ mll_status mll_pathwise_gradient(const kernel *k, const points *x,
                                  solver_callback callback, void *ctx,
                                  double *grad)
 {
-  const int m = x->n, d = x->d;
+  const int m = x->n, d = lengthscales(k, x);
   mll_status status;
   double *sums, *scratch, *w_diag;
   workspace ws;

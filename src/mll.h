@@ -21,9 +21,9 @@ typedef enum {
 /* For y ~ N(0, K + noise W^{-1}) with K = k(x, x) and W = diag(weights)
  * (weights NULL: W = I), sets
  *   *value = log p(y) = -y'a/2 - log|K + noise W^{-1}|/2 - (m/2) log(2 pi),
- * with a = (K + noise W^{-1})^{-1} y, and grad (length x->d + 2) to its
+ * with a = (K + noise W^{-1})^{-1} y, and grad (length d + 2) to its
  * derivatives with respect to (log l_1, ..., log l_d, log variance,
- * log noise).  x holds the m inputs already divided by the length scales.
+ * log noise), d = x->d, or 0 for the Tanimoto kernel (no length scales).  x holds the m inputs already divided by the length scales.
  * The callback (NULL for none) is polled between the blocks of the
  * factorisation, the solve and the inverse, as in chol.h.  grad NULL: the
  * value only, without the inverse the gradient needs.  On failure

@@ -17,8 +17,9 @@ SEXP C_mll(SEXP x, SEXP y, SEXP spec, SEXP noise, SEXP weights, SEXP gradient,
   const char *names[] = {"value", "gradient", "interrupted", ""};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   SEXP value = PROTECT(Rf_ScalarReal(NA_REAL));
-  SEXP grad = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)p.d + 2));
-  for (int c = 0; c < p.d + 2; c++) REAL(grad)[c] = NA_REAL;
+  const int ng = (kernel_stationary(&k) ? p.d : 0) + 2;
+  SEXP grad = PROTECT(Rf_allocVector(REALSXP, ng));
+  for (int c = 0; c < ng; c++) REAL(grad)[c] = NA_REAL;
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
   glue_trace_init(&tr, 0, 0, 1);
   /* A matrix that is not positive definite is an answer (NA), not an
@@ -53,7 +54,8 @@ SEXP C_mll_pathwise(SEXP x, SEXP sols, SEXP spec, SEXP noise, SEXP weights,
   const double *w = Rf_isNull(weights) ? NULL : glue_doubles(weights, p.n, "weights");
   const char *names[] = {"gradient", "interrupted", ""};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
-  SEXP grad = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)p.d + 2));
+  const int ng = (kernel_stationary(&k) ? p.d : 0) + 2;
+  SEXP grad = PROTECT(Rf_allocVector(REALSXP, ng));
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
   glue_trace_init(&tr, 0, 0, 1);
   const mll_status status = mll_pathwise_gradient(&k, &p, v, Rf_ncols(sols) - 1,
@@ -62,7 +64,7 @@ SEXP C_mll_pathwise(SEXP x, SEXP sols, SEXP spec, SEXP noise, SEXP weights,
   if (status == MLL_NO_MEMORY)
     Rf_error("not enough memory for the marginal likelihood's gradient");
   if (status != MLL_OK)
-    for (int c = 0; c < p.d + 2; c++) REAL(grad)[c] = NA_REAL;
+    for (int c = 0; c < ng; c++) REAL(grad)[c] = NA_REAL;
   SET_VECTOR_ELT(out, 0, grad);
   SET_VECTOR_ELT(out, 1, Rf_ScalarLogical(status == MLL_STOPPED));
   UNPROTECT(2);

@@ -1,5 +1,6 @@
 #include <math.h>
 #include <string.h>
+#include "minhash.h"
 #include "rff.h"
 #include "rng.h"
 #include "threads.h"
@@ -46,6 +47,22 @@ void rff_draw_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
 {
   rff_draw(k, m, d, rng_bits(seed, RNG_STREAM_STEP_FEATURES, step), omega,
            phase);
+}
+
+rff rff_hashes(const kernel *k, int m, int d, uint64_t seed, uint64_t first)
+{
+  const rff f = {m, d, NULL, NULL, sqrt(k->variance / m), seed, first};
+  return f;
+}
+
+rff rff_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
+             double *omega, double *phase)
+{
+  if (!kernel_stationary(k))
+    return rff_hashes(k, m, d, rng_bits(seed, RNG_STREAM_STEP_FEATURES, step), 0);
+  rff_draw_step(k, m, d, seed, step, omega, phase);
+  const rff f = {m, d, omega, phase, sqrt(2.0 * k->variance / m), 0, 0};
+  return f;
 }
 
 /* A feature matrix Phi(p) (n x m) as a source of row tiles for
@@ -113,6 +130,10 @@ static const double *features_of_point(const void *ctx, int i, int j0, int len,
   const feature_source *src = ctx;
   const rff *f = src->f;
   const points *p = src->p;
+  if (!f->omega) {
+    minhash_features(f->seed, f->first, f->scale, p, i, j0, len, buf);
+    return buf;
+  }
   memcpy(buf, f->phase + j0, sizeof(double) * (size_t)len);
   project(p->x + i, (size_t)p->n, f->omega + j0, (size_t)f->m, f->d, len, buf);
   scaled_cos(f->scale, buf, len);
@@ -131,7 +152,8 @@ static void features_of_points(const void *ctx, const int *rows, int first,
 }
 
 /* block_product's tiles of Phi(p)': a chunk of features at points
- * i0..i0+len-1. */
+ * i0..i0+len-1 (rff_tmatmul: all features, rows NULL, so a chunk is a
+ * range of them). */
 SDDGP_HOT
 static void feature_at_points(const void *ctx, const int *rows, int first,
                               int nr, int i0, int len, double *buf, int ldb,
@@ -140,6 +162,19 @@ static void feature_at_points(const void *ctx, const int *rows, int first,
   const feature_source *src = ctx;
   const rff *f = src->f;
   const points *p = src->p;
+  if (!f->omega) {
+    double v[16];
+    for (int q0 = 0; q0 < nr; q0 += 16) {
+      const int nq = nr - q0 < 16 ? nr - q0 : 16;
+      for (int t = 0; t < len; t++) {
+        minhash_features(f->seed, f->first, f->scale, p, i0 + t,
+                         block_row(rows, first, q0), nq, v);
+        for (int q = 0; q < nq; q++) buf[(size_t)(q0 + q) * ldb + t] = v[q];
+      }
+    }
+    for (int q = 0; q < nr; q++) kv[q] = buf + (size_t)q * ldb;
+    return;
+  }
   for (int q = 0; q < nr; q++) {
     const int j = block_row(rows, first, q);
     double *out = buf + (size_t)q * ldb;

@@ -1,5 +1,5 @@
 /* Random Fourier features (Rahimi & Recht) for the prior draws of pathwise
- * posterior sampling:
+ * posterior sampling (for the Tanimoto kernel, random hashes: minhash.h):
  *   phi_j(x) = sqrt(2 sigma_f^2 / m) cos(omega_j' x + phase_j),
  * on inputs already divided by their length scales.  omega_j is drawn from
  * the kernel's spectral density: standard normal for the squared
@@ -19,7 +19,15 @@ typedef struct {
   const double *omega; /* column-major m x d */
   const double *phase; /* m */
   double scale;        /* sqrt(2 sigma_f^2 / m) */
+  /* With omega NULL, the Tanimoto kernel's random hashes instead
+   * (minhash.h): features first..first+m-1 of those drawn from seed, scale
+   * sqrt(A / m). */
+  uint64_t seed, first;
 } rff;
+
+/* The random hash features of the Tanimoto kernel k (minhash.h):
+ * features first..first+m-1 drawn from seed. */
+rff rff_hashes(const kernel *k, int m, int d, uint64_t seed, uint64_t first);
 
 /* Draw omega (m x d) and phases (m) from `seed`. */
 void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
@@ -31,6 +39,12 @@ void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
  * step's features are a function of the run's seed and the step alone. */
 void rff_draw_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
                    double *omega, double *phase);
+
+/* Step `step`'s feature set of k: rff_draw_step's Fourier features, in
+ * omega and phase, or for the Tanimoto kernel random hashes from the
+ * same derived seed. */
+rff rff_step(const kernel *k, int m, int d, uint64_t seed, uint64_t step,
+             double *omega, double *phase);
 
 /* Features first..first+m-1 of the sequence rff_draw draws from `seed`
  * (rff_draw is the range from 0).  Feature j depends only on (seed, j), so

@@ -27,7 +27,7 @@ SEXP C_rff_matmul(SEXP omega, SEXP phase, SEXP variance, SEXP x, SEXP W,
   if (om.d != p.d || w.n != om.n)
     Rf_error("internal error: non-conformable feature product");
   const rff f = {om.n, om.d, om.x, glue_doubles(phase, om.n, "phase"),
-                 sqrt(2.0 * s2 / om.n)};
+                 sqrt(2.0 * s2 / om.n), 0, 0};
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, p.n, w.d));
   rff_matmul(&f, &p, w.x, w.d, REAL(out), p.n, glue_threads(threads));
   UNPROTECT(1);

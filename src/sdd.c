@@ -111,9 +111,8 @@ static void feature_product(sdd_work *w, const double *v, double *out, int t)
   const sdd_options *opt = w->opt;
   const points *p = w->K->x2;
   const int m = opt->features;
-  rff_draw_step(w->K->k, m, p->d, opt->seed, (uint64_t)t, w->omega, w->phase);
-  const rff f = {m, p->d, w->omega, w->phase,
-                 sqrt(2.0 * w->K->k->variance / m)};
+  const rff f = rff_step(w->K->k, m, p->d, opt->seed, (uint64_t)t, w->omega,
+                         w->phase);
   rff_tmatmul(&f, p, v, w->nrhs, w->W, opt->nthreads);
   rff_matmul(&f, p, w->W, w->nrhs, out, w->n, opt->nthreads);
 }
@@ -333,8 +332,10 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   WORKSPACE_ADD(&ws, w.grad, est == SDD_DUAL_COORDINATES ? (size_t)B * nrhs : len, 0);
   WORKSPACE_ADD_IF(&ws, with_rows, w.rows, (size_t)B * nrhs, 0);
   WORKSPACE_ADD_IF(&ws, with_tmp, w.tmp, len, 0);
-  WORKSPACE_ADD_IF(&ws, featured, w.omega, m * K->x2->d, 0);
-  WORKSPACE_ADD_IF(&ws, featured, w.phase, m, 0);
+  /* Random hashes (the Tanimoto kernel) are drawn as they are used. */
+  const int fourier = featured && kernel_stationary(K->k);
+  WORKSPACE_ADD_IF(&ws, fourier, w.omega, m * K->x2->d, 0);
+  WORKSPACE_ADD_IF(&ws, fourier, w.phase, m, 0);
   WORKSPACE_ADD_IF(&ws, featured, w.W, m * nrhs, 0);
   WORKSPACE_ADD_IF(&ws, batched, w.idx, B, 0);
   WORKSPACE_ADD_IF(&ws, permuted, w.perm, n, 0);

@@ -328,7 +328,7 @@ solver_status svgp_fit(const svgp_problem *p, double *z, int m,
                        int iterations, double learning_rate,
                        svgp_result *out, int *iterations_done)
 {
-  const points zp = {z, m, p->x->d, NULL};
+  const points zp = {z, m, p->x->d, NULL, NULL};
   const size_t len = (size_t)m * p->x->d;
   solver_status status = SOLVER_MAX_ITER;
   svgp_status st;

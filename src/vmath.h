@@ -58,6 +58,14 @@ static inline double vm_max(double x, double c)
                            (vm_double_to_bits(c) & below));
 }
 
+/* min(x, c) the same way (the dense Tanimoto loop, tanimoto.c). */
+static inline double vm_min(double x, double c)
+{
+  const uint64_t below = (uint64_t)0 - (vm_double_to_bits(x - c) >> 63);
+  return vm_bits_to_double((vm_double_to_bits(x) & below) |
+                           (vm_double_to_bits(c) & ~below));
+}
+
 /* exp(x) for x <= 0 (kernel arguments).  Arguments below -708, where exp
  * nears the end of the normal numbers, give exp(-708) = 3.3e-308 instead
  * of underflowing: as a kernel value that is zero in any sum, and one clamp

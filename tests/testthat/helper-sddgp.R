@@ -24,6 +24,7 @@ ref_distance <- function(x1, x2, lengthscale) {
 # k(x1, x2) for the four families, straight from their formulas.
 ref_kernel <- function(x1, x2 = x1, family = "matern32", lengthscale = 1,
                        variance = 1) {
+  if (family == "tanimoto") return(variance * ref_tanimoto(x1, x2))
   r <- ref_distance(x1, x2, lengthscale)
   switch(family,
     matern12 = variance * exp(-r),
@@ -31,6 +32,40 @@ ref_kernel <- function(x1, x2 = x1, family = "matern32", lengthscale = 1,
     matern52 = variance * (1 + sqrt(5) * r + 5 * r^2 / 3) * exp(-sqrt(5) * r),
     se = variance * exp(-r^2 / 2),
     stop("unknown family ", family))
+}
+
+# The Tanimoto (MinMax) similarity sum(min) / sum(max) of the rows of two
+# dense non-negative matrices, pair by pair.
+ref_tanimoto <- function(x1, x2 = x1) {
+  t2 <- t(x2)
+  out <- vapply(seq_len(nrow(x1)), function(i) {
+    colSums(pmin(t2, x1[i, ])) / colSums(pmax(t2, x1[i, ]))
+  }, numeric(nrow(x2)))
+  t(matrix(out, nrow(x2), nrow(x1)))
+}
+
+# Posterior draws from independent calls (a matrix each, a column per
+# draw) against the exact mean and covariance by batch means: the calls are
+# independent, so the spread of the per-call averages gives an honest
+# Monte-Carlo standard error (including the random features' extra
+# variation); within 5 of them.  Returns the covariance's standard errors.
+expect_batch_moments <- function(draws, mean, cov) {
+  G <- length(draws)
+  means <- sapply(draws, rowMeans)
+  se_mean <- apply(means, 1, sd) / sqrt(G)
+  expect_true(all(abs(rowMeans(means) - mean) < 5 * se_mean))
+  covs <- sapply(draws, function(s) tcrossprod(s - mean) / ncol(s))
+  k <- length(mean)
+  se_cov <- matrix(apply(covs, 1, sd) / sqrt(G), k)
+  expect_true(all(abs(matrix(rowMeans(covs), k) - cov) < 5 * se_cov))
+  se_cov
+}
+
+# The families on scaled distances, which the kernel tests loop over (the
+# Tanimoto kernel, on fingerprints, has test-tanimoto.R).
+stationary_families <- function() {
+  fams <- sddgp:::kernel_families
+  fams$family[fams$stationary]
 }
 
 # The exact GP posterior with zero prior mean: representer weights

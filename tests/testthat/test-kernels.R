@@ -16,7 +16,7 @@ test_that("the C kernel matrix matches the formulas for every family", {
   x1[41, ] <- x1[1, ]  # a repeated point
   x2 <- make_inputs(300, 3, seed = 72)  # more than one tile of columns
   ls <- c(0.3, 0.7, 1.5)
-  for (fam in sddgp:::kernel_families$family) {
+  for (fam in stationary_families()) {
     ker <- sddgp:::new_kernel(fam, ls, 2.5)
     K <- kernel_c(x1, x2, ker)
     expect_equal(dim(K), c(41L, 300L))
@@ -48,7 +48,7 @@ test_that("centred inputs: distances from norms are exact at zero and accurate e
   for (shift in c(0, 100)) {
     y1 <- x1 + shift
     y2 <- x2 + shift
-    for (fam in sddgp:::kernel_families$family) {
+    for (fam in stationary_families()) {
       ker <- sddgp:::new_kernel(fam, ls, 2.5)
       info <- paste(fam, shift)
       K <- kernel_c(y1, y2, ker)
@@ -176,7 +176,8 @@ test_that("kernel constructors reject bad hyperparameters with classed errors", 
 
 test_that("kernel names map to families and bad names list the choices", {
   fams <- c(matern12 = "matern12", matern32 = "matern32", matern52 = "matern52",
-            se = "se", squared_exponential = "se", rbf = "se")
+            se = "se", tanimoto = "tanimoto", squared_exponential = "se", rbf = "se",
+            minmax = "tanimoto")
   for (nm in names(fams)) {
     k <- sddgp:::as_kernel(nm)
     expect_equal(k$family, fams[[nm]])
@@ -186,7 +187,7 @@ test_that("kernel names map to families and bad names list the choices", {
   expect_identical(sddgp:::as_kernel(k), k)
   for (bad in list("matern", "SE", NA_character_, c("se", "rbf"), 1, NULL)) {
     expect_error(sddgp:::as_kernel(bad), class = "sddgp_error_argument",
-                 regexp = "`kernel` must be a kernel object such as matern\\(\\) or one of \"matern12\", \"matern32\", \"matern52\", \"se\", \"squared_exponential\", \"rbf\"")
+                 regexp = "`kernel` must be a kernel object such as matern\\(\\) or one of \"matern12\", \"matern32\", \"matern52\", \"se\", \"tanimoto\", \"squared_exponential\", \"rbf\", \"minmax\"")
   }
 })
 

@@ -39,17 +39,8 @@ test_that("Cholesky posterior samples have the exact posterior mean and covarian
     # (one thread: 200 small calls, see test-gp_sdd.R)
     as.matrix(simulate(fit, nsim = 10, seed = i, newdata = post_points, threads = 1))
   })
-  # Batch means: the calls are independent, so the spread of the per-call
-  # averages gives an honest Monte-Carlo standard error (it includes the
-  # random features' extra variation); 5 standard errors over 4 means and 10
-  # covariances.
-  means <- sapply(draws, rowMeans)
-  se_mean <- apply(means, 1, sd) / sqrt(G)
-  expect_true(all(abs(rowMeans(means) - ref$mean) < 5 * se_mean))
-  covs <- sapply(draws, function(s) tcrossprod(s - ref$mean) / ncol(s))
-  emp <- matrix(rowMeans(covs), 4)
-  se_cov <- matrix(apply(covs, 1, sd) / sqrt(G), 4)
-  expect_true(all(abs(emp - ref$cov) < 5 * se_cov))
+  # Batch means over the independent calls (expect_batch_moments()).
+  se_cov <- expect_batch_moments(draws, ref$mean, ref$cov)
   # And the standard errors are small enough for this to mean something:
   # about 3% of each variance (2000 draws: sqrt(2 / 2000) = 3.2%).
   expect_true(all(diag(se_cov) < 0.05 * diag(ref$cov)))

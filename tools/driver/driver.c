@@ -71,6 +71,9 @@ static double hand_kernel(kernel_family f, double s2, double r2)
   case KERNEL_MATERN52:
     return s2 * (1.0 + sqrt(5.0) * r + 5.0 * r2 / 3.0) * exp(-sqrt(5.0) * r);
   case KERNEL_SE: return s2 * exp(-r2 / 2.0);
+  /* Not a function of distances: apply maps the Tanimoto similarity (here
+   * r2) to s2 times it; test_tanimoto.c checks the similarities. */
+  case KERNEL_TANIMOTO: return s2 * r2;
   }
   return NAN;
 }
@@ -90,9 +93,9 @@ void test_kernels(void)
   const double s2 = 1.7;
   char what[96];
 
-  CHECK(!kernel_family_valid(0) && !kernel_family_valid(5) &&
-        kernel_family_valid(1) && kernel_family_valid(4),
-        "kernel_family_valid accepts exactly 1..4");
+  CHECK(!kernel_family_valid(0) && !kernel_family_valid(6) &&
+        kernel_family_valid(1) && kernel_family_valid(5),
+        "kernel_family_valid accepts exactly 1..5");
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
     const kernel k = {(kernel_family)f, s2};
@@ -112,6 +115,8 @@ void test_kernels(void)
     CHECK(kernel_info_of(f)->cusp == hand_cusp(k.family),
           "%s: the table's cusp flag and the formula's slope at 0 disagree",
           family_name(k.family));
+    CHECK(kernel_diagonal(&k) == s2, "%s: k(x, x) = variance", family_name(k.family));
+    if (!kernel_table[row].stationary) continue; /* no distances: no k(0), dk/dr2 */
     snprintf(what, sizeof what, "%s k(0) = variance", family_name(k.family));
     CHECK_CLOSE(kernel_value(&k, 0.0), s2, 1e-15, what);
     /* Rounding can make a computed squared distance slightly negative. */
@@ -201,11 +206,12 @@ static void test_block_at(int d, double shift)
   rows[0] = n1 - 1;
   rows[1] = rows[2] = 0; /* repeated rows are allowed */
   for (int c = 0; c < d; c++) x1[5 + (size_t)c * n1] = x1[(size_t)c * n1]; /* a duplicate */
-  const points p1 = {x1, n1, d, NULL}, p2 = {x2, n2, d, NULL};
+  const points p1 = {x1, n1, d, NULL, NULL}, p2 = {x2, n2, d, NULL, NULL};
   char what[128];
 
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
+    if (!kernel_table[row].stationary) continue; /* test_tanimoto.c */
     const kernel k = {(kernel_family)f, 0.8};
     double *K = naive_kernel_matrix(&k, x1, n1, x2, n2, d);
     double *out1 = dalloc((size_t)ldo * ncol), *out2 = dalloc((size_t)ldo * ncol);
@@ -362,7 +368,7 @@ static void test_block_at(int d, double shift)
   /* Edge cases: one column of p2; no rows at all. */
   {
     const kernel k = {KERNEL_MATERN32, 1.3};
-    const points q = {x2, 1, 1, NULL}, p = {x1, n1, 1, NULL};
+    const points q = {x2, 1, 1, NULL, NULL}, p = {x1, n1, 1, NULL, NULL};
     double o[53], a1 = 2.0;
     block_matmul(&k, &p, NULL, n1, &q, &a1, 1, o, n1, 2);
     double maxerr = 0.0;
@@ -412,7 +418,7 @@ static void test_block_build(void)
   const int n = 200, d = 6000;
   const size_t nn = (size_t)n * n;
   double *x = random_points(n, d, 0.03), *a = dalloc(nn), *noise = dalloc(n);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   const kernel k = {KERNEL_MATERN32, 1.0};
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   stop_after never = {0, 1000}, second = {0, 2};
@@ -544,10 +550,11 @@ void test_chol(void)
   double *x = random_points(n, d, 3.0), *b = random_matrix(n, nrhs);
   double *alpha = dalloc((size_t)n * nrhs), *noise = dalloc(n);
   double *a = dalloc((size_t)n * n);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
 
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
+    if (!kernel_table[row].stationary) continue; /* test_tanimoto.c */
     const kernel k = {(kernel_family)f, 1.2};
     double *K = naive_kernel_matrix(&k, x, n, x, n, d);
     /* Heteroscedastic noise, as the interface allows. */
@@ -682,7 +689,7 @@ void test_sdd(void)
   const kernel k = {KERNEL_MATERN32, 1.0};
   /* Inputs on [0, 2)^3 in length-scale units. */
   double *x = random_points(n, d, 2.0);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   double *rhs = random_matrix(n, nrhs);
   /* A smooth second right-hand side, like GP targets. */
   for (int i = 0; i < n; i++)
@@ -991,14 +998,15 @@ void test_rff(void)
   double *omega = dalloc((size_t)m * d), *phase = dalloc(m);
   /* Points at moderate distances, r from 0 to ~2.5 length scales. */
   double *x = random_points(npts, d, 1.5);
-  const points p = {x, npts, d, NULL};
+  const points p = {x, npts, d, NULL, NULL};
   double *phi = dalloc(m), *out = dalloc(npts), *out2 = dalloc(npts);
 
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
+    if (!kernel_table[row].stationary) continue; /* test_tanimoto.c */
     const kernel k = {(kernel_family)f, s2};
     rff_draw(&k, m, d, 31337u, omega, phase);
-    const rff feat = {m, d, omega, phase, sqrt(2.0 * s2 / m)};
+    const rff feat = {m, d, omega, phase, sqrt(2.0 * s2 / m), 0, 0};
     int ok = 1;
     for (size_t i = 0; i < (size_t)m * d; i++) if (!isfinite(omega[i])) ok = 0;
     for (int j = 0; j < m; j++)
@@ -1061,7 +1069,7 @@ void test_rff(void)
     double *om = dalloc((size_t)mm * d), *ph = dalloc(mm);
     double *W = random_matrix(mm, ncol), *o = dalloc((size_t)ldo * ncol);
     rff_draw(&k, mm, d, 5u, om, ph);
-    const rff feat = {mm, d, om, ph, sqrt(2.0 / mm)};
+    const rff feat = {mm, d, om, ph, sqrt(2.0 / mm), 0, 0};
     for (int i = 0; i < ldo * ncol; i++) o[i] = -1.0;
     rff_matmul(&feat, &p, W, ncol, o, ldo, 2);
     double maxerr = 0.0;
@@ -1111,6 +1119,7 @@ int main(int argc, char **argv)
   test_threads();
   test_solver();
   test_mll();
+  test_tanimoto();
   section(NULL);
   printf("%d passed, %d failed\n", n_passed, n_failed);
   return n_failed > 0 ? 1 : 0;

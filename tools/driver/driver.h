@@ -78,6 +78,7 @@ void test_rng(void);
 void test_rff(void);
 void test_svgp(void); /* test_svgp.c: k-means++ and sparse variational GPs */
 void test_sgd(void);  /* test_sgd.c: the SDD loop's other gradient estimators */
+void test_tanimoto(void); /* test_tanimoto.c: fingerprints, random hashes */
 void test_cabcd(void); /* test_cabcd.c: recombination, CaBCD, BCD and Adam */
 void test_dsg(void);   /* test_dsg.c: doubly stochastic gradients */
 void test_threads(void); /* test_threads.c: the thread policy */

@@ -303,10 +303,10 @@ static void test_ridge(void)
   const int n = 5000, d = 2, m = 8, nrhs = 2;
   const kernel k = {KERNEL_MATERN32, 1.0};
   double *x = random_points(n, d, 10.0); /* about 10 length scales wide */
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   double *omega = dalloc((size_t)m * d), *phase = dalloc(m);
   rff_draw(&k, m, d, 77u, omega, phase);
-  const rff f = {m, d, omega, phase, sqrt(2.0 / m)};
+  const rff f = {m, d, omega, phase, sqrt(2.0 / m), 0, 0};
   double *phi = dalloc((size_t)n * m);
 
   /* The feature matrix: slabs and threads change nothing, and it is what

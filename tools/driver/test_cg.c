@@ -86,7 +86,7 @@ static void test_pivchol(void)
   {
     const int n = quick ? 250 : 600, rank = quick ? 40 : 120;
     double *x = random_points(n, d, 3.0);
-    const points p = {x, n, d, NULL};
+    const points p = {x, n, d, NULL, NULL};
     double *K = naive_kernel_matrix(&k, x, n, x, n, d);
     double *A = dalloc((size_t)n * n), *Kc = dalloc((size_t)n * n);
     kernel_block_matrix(&k, &p, &p, Kc, 2);
@@ -137,7 +137,7 @@ static void test_pivchol(void)
   {
     const int n = 80;
     double *x = random_points(n, d, 2.0);
-    const points p = {x, n, d, NULL};
+    const points p = {x, n, d, NULL, NULL};
     const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
     double *K = naive_kernel_matrix(&k, x, n, x, n, d);
     double *L = dalloc((size_t)n * n), *tr = dalloc(n);
@@ -181,7 +181,7 @@ static void test_pivchol_threads(void)
   const int n = 4000, d = 3, rank = 300;
   const kernel k = {KERNEL_MATERN52, 1.0};
   double *x = random_points(n, d, 4.0);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
   double *L1 = dalloc((size_t)n * rank), *L2 = dalloc((size_t)n * rank);
   double *tr = dalloc(rank);
@@ -199,7 +199,7 @@ static void test_cg_solve(void)
   const int n = quick ? 150 : 300, d = 3, nrhs = 4;
   const kernel k = {KERNEL_MATERN52, 1.0};
   double *x = random_points(n, d, 2.0);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
@@ -372,7 +372,7 @@ static void test_cg_slabs(void)
   const int n = 2500, d = 3, nrhs = 16;
   const kernel k = {KERNEL_MATERN32, 1.0};
   double *x = random_points(n, d, 3.0);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
   double *rhs = random_matrix(n, nrhs), *noise = dalloc(n);
   double *al = dalloc((size_t)n * nrhs);

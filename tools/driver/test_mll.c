@@ -40,7 +40,7 @@ void test_mll(void)
   const double noise = 0.1;
   const kernel kernels[2] = {{KERNEL_MATERN32, 1.3}, {KERNEL_SE, 0.7}};
   double *x = random_points(m, d, 2.0);
-  const points p = {x, m, d, NULL};
+  const points p = {x, m, d, NULL, NULL};
   double *sols = random_matrix(m, s + 1);
   double g1[5], g2[5], ref[5];
   char what[64];

@@ -41,7 +41,7 @@ static void test_rows_t(void)
   const int n = quick ? 150 : 600, d = 3, m = 29;
   const kernel k = {KERNEL_MATERN52, 0.9};
   double *x = random_points(n, d, 2.0), *xt = random_points(m, d, 2.0);
-  const points p = {x, n, d, NULL}, pt = {xt, m, d, NULL};
+  const points p = {x, n, d, NULL, NULL}, pt = {xt, m, d, NULL, NULL};
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   double *Kt = naive_kernel_matrix(&k, xt, m, x, n, d);
   double *Kc = dalloc((size_t)n * n);
@@ -109,7 +109,7 @@ static void test_step_features(void)
   const int n = quick ? 200 : 600, d = 3, m = quick ? 60 : 400, ncol = 3;
   const kernel k = {KERNEL_MATERN32, 1.4};
   double *x = random_points(n, d, 2.0), *A = random_matrix(n, ncol);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   double *om = dalloc((size_t)m * d), *ph = dalloc(m);
   double *om2 = dalloc((size_t)m * d), *ph2 = dalloc(m);
   double *o1 = dalloc((size_t)m * ncol), *o2 = dalloc((size_t)m * ncol);
@@ -126,7 +126,7 @@ static void test_step_features(void)
   CHECK(memcmp(om, om2, sizeof(double) * (size_t)m * d) != 0,
         "rff_draw_step does not repeat the prior's features of the same seed");
 
-  const rff f = {m, d, om, ph, sqrt(2.0 * k.variance / m)};
+  const rff f = {m, d, om, ph, sqrt(2.0 * k.variance / m), 0, 0};
   double *phi = naive_features(&f, x, n);
   rff_tmatmul(&f, &p, A, ncol, o1, 1);
   rff_tmatmul(&f, &p, A, ncol, o2, 2);
@@ -192,7 +192,7 @@ static void hand_gradient(const hand_problem *hp, const sdd_options *opt,
     const int m = opt->features;
     double *om = dalloc((size_t)m * hp->d), *ph = dalloc(m);
     rff_draw_step(hp->k, m, hp->d, opt->seed, (uint64_t)t, om, ph);
-    const rff f = {m, hp->d, om, ph, sqrt(2.0 * hp->k->variance / m)};
+    const rff f = {m, hp->d, om, ph, sqrt(2.0 * hp->k->variance / m), 0, 0};
     double *phi = naive_features(&f, hp->x, n);
     LLt = dalloc((size_t)n * n);
     for (int i = 0; i < n; i++)
@@ -383,7 +383,7 @@ void test_sgd(void)
   }
   double *reg = random_matrix(n, nrhs), *noise = dalloc(n);
   for (int i = 0; i < n; i++) noise[i] = 0.3 + 0.2 * (i % 2); /* heteroscedastic */
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
@@ -516,7 +516,7 @@ void test_sgd(void)
   {
     const int m = 23, at[3] = {5, 10, 12};
     double *xt = random_points(m, d, 18.0), *yt = random_matrix(m, 1);
-    const points pt = {xt, m, d, NULL};
+    const points pt = {xt, m, d, NULL, NULL};
     const kernel_op test = {&k, &pt, &p, NULL, 0, NULL, NULL, NULL};
     double *Kt = naive_kernel_matrix(&k, xt, m, x, n, d);
     sdd_options opt;

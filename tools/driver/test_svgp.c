@@ -55,7 +55,7 @@ static void test_kmeans(void)
 {
   const int n = quick ? 400 : 1500, d = 3, m = 25, iters = 100;
   double *x = random_points(n, d, 1.0);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   double *c1 = dalloc((size_t)m * d), *c2 = dalloc((size_t)m * d);
   double *obj1 = dalloc(iters + 1), *obj2 = dalloc(iters + 1);
   int *s1 = xmalloc(sizeof(int) * m), *s2 = xmalloc(sizeof(int) * m);
@@ -127,7 +127,7 @@ static void test_kmeans(void)
     double *xb = random_points(nb, d, 1.0), *cb1 = dalloc((size_t)mb * d),
            *cb2 = dalloc((size_t)mb * d), ob1[4], ob2[4];
     int sb1[20], sb2[20], db1 = 0, db2 = 0;
-    const points pb = {xb, nb, d, NULL};
+    const points pb = {xb, nb, d, NULL, NULL};
     kmeans_options o = {3, 77u, 1};
     kmeans_fit(&pb, mb, &o, cb1, sb1, ob1, &db1, NULL, NULL);
     o.nthreads = 2;
@@ -148,7 +148,7 @@ static void test_kmeans(void)
     int sd[8];
     for (int i = 0; i < nd; i++)
       for (int c = 0; c < d; c++) xd[i + (size_t)c * nd] = (double)((i % 5) * (c + 1));
-    const points pd = {xd, nd, d, NULL};
+    const points pd = {xd, nd, d, NULL, NULL};
     kmeans_options o = {2, 5u, 2};
     st = kmeans_fit(&pd, md, &o, cd, sd, od, &done, NULL, NULL);
     int ok = 1;
@@ -197,7 +197,7 @@ static void test_svgp_exact(void)
   double *x = random_points(n, d, 3.0), *y = random_matrix(n, 1);
   double *noise = dalloc(n), *alpha = dalloc(n), *a = dalloc((size_t)n * n);
   for (int i = 0; i < n; i++) noise[i] = 0.05 + 0.1 * test_unif();
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   memcpy(alpha, y, sizeof(double) * n);
   CHECK(chol_solve(&k, &p, noise, alpha, 1, a, NULL, 2, NULL, NULL) == 0, "reference chol_solve");
   double exact = -0.5 * n * 1.8378770664093454836; /* log(2 pi) */
@@ -209,7 +209,7 @@ static void test_svgp_exact(void)
    * to ~1e-8, far inside the tolerance. */
   svgp_problem prob = {&k, &p, noise, y, 1e-10, 2, NULL, NULL};
   svgp_result r = new_result(n);
-  const points z = {x, n, d, NULL};
+  const points z = {x, n, d, NULL, NULL};
   CHECK(svgp_evaluate(&prob, &z, &r, NULL) == SVGP_OK, "svgp_evaluate at Z = X");
   /* The posterior means K a and K alpha at the training inputs (the
    * coefficients themselves are ill-determined along K's tiny
@@ -237,7 +237,7 @@ static void test_svgp_exact(void)
   double *zc = dalloc((size_t)ms * d);
   for (int c = 0; c < d; c++)
     memcpy(zc + (size_t)c * ms, x + (size_t)c * n, sizeof(double) * ms);
-  const points zsub = {zc, ms, d, NULL};
+  const points zsub = {zc, ms, d, NULL, NULL};
   svgp_result r2 = new_result(ms);
   CHECK(svgp_evaluate(&prob, &zsub, &r2, NULL) == SVGP_OK && r2.elbo < exact,
         "M < n: ELBO %g below the log marginal likelihood %g", r2.elbo, exact);
@@ -252,17 +252,18 @@ static void test_svgp_gradient(void)
   const int n = quick ? 50 : 120, m = 12, d = 2;
   double *x = random_points(n, d, 2.5), *z = random_points(m, d, 2.5);
   double *y = dalloc(n), *noise = dalloc(n), *grad = dalloc((size_t)m * d);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   for (int i = 0; i < n; i++) {
     y[i] = sin(2 * x[i]) + 0.3 * x[i + n] + 0.1 * (2 * test_unif() - 1);
     noise[i] = 0.02 + 0.05 * test_unif();
   }
   for (int row = 0; row < kernel_table_size; row++) {
     const int f = (int)kernel_table[row].family;
+    if (!kernel_table[row].stationary) continue; /* test_tanimoto.c */
     const kernel k = {(kernel_family)f, 0.8};
     svgp_problem prob = {&k, &p, noise, y, 1e-6, 2, NULL, NULL};
     svgp_result r = new_result(m);
-    const points zp = {z, m, d, NULL};
+    const points zp = {z, m, d, NULL, NULL};
     CHECK(svgp_evaluate(&prob, &zp, &r, grad) == SVGP_OK, "gradient evaluation");
     /* h = 1e-5 in length-scale units: truncation error ~h^2 |F'''| / 6
      * and rounding ~1e-16 |F| / h stay below 5e-8 of the largest gradient
@@ -303,13 +304,13 @@ static void test_svgp_fit(void)
   double *g1 = dalloc((size_t)m * d), *g2 = dalloc((size_t)m * d), obj[11];
   int seeds[300], done = 0;
   for (int i = 0; i < n; i++) noise[i] = 0.1;
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   kmeans_options ko = {10, 99u, 2};
   kmeans_fit(&p, m, &ko, z, seeds, obj, &done, NULL, NULL);
 
   svgp_problem prob = {&k, &p, noise, y, 1e-6, 1, NULL, NULL};
   svgp_result r1 = new_result(m), r2 = new_result(m);
-  const points zp = {z, m, d, NULL};
+  const points zp = {z, m, d, NULL, NULL};
   svgp_evaluate(&prob, &zp, &r1, g1);
   prob.nthreads = 2;
   svgp_evaluate(&prob, &zp, &r2, g2);

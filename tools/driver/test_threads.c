@@ -33,7 +33,7 @@ static void check_fork(void)
   const kernel k = {KERNEL_MATERN32, 1.0};
   double *x = random_points(n, d, 2.0), *A = random_matrix(n, 2);
   double *out = dalloc(2 * (size_t)n), *again = dalloc(2 * (size_t)n);
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   /* The parent's pool of 2 threads exists from here on. */
   block_matmul(&k, &p, NULL, n, &p, A, 2, out, n, 2);
   CHECK(!threads_forked(), "the parent is not a forked child");

@@ -72,6 +72,22 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   GLUE_SET_INT(opt, settings, stop_stalled);
   GLUE_SET_REAL(opt, settings, time_limit);
   GLUE_SET_SEED(opt, settings, seed);
+  GLUE_SET_INT(opt, settings, first_iteration);
+  GLUE_SET_INT(opt, settings, tolerance_from);
+  SEXP alpha_bar0 = glue_list_get(settings, "alpha_bar0");
+  SEXP momentum0 = glue_list_get(settings, "momentum0");
+  if (!Rf_isNull(alpha_bar0))
+    opt.alpha_bar0 = glue_doubles(alpha_bar0, XLENGTH(rhs), "alpha_bar0");
+  if (!Rf_isNull(momentum0)) opt.momentum0 = glue_doubles(momentum0, XLENGTH(rhs), "momentum0");
+  /* keep_state: the final iterate and momentum come back as `state`
+   * (n x 2 nrhs), for a resumed run. */
+  SEXP state = R_NilValue;
+  if (glue_int(settings, "keep_state")) {
+    state = Rf_allocMatrix(REALSXP, p.n, 2 * b.d);
+    opt.alpha_out = REAL(state);
+    opt.momentum_out = REAL(state) + XLENGTH(rhs);
+  }
+  PROTECT(state);
   opt.nthreads = glue_threads(threads);
   points test_x;
   kernel_op test;
@@ -90,8 +106,11 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   glue_trace_name(&tr, parts, (int)(sizeof parts / sizeof parts[0]));
   glue_trace_progress(&tr, settings);
 
-  return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, settings,
-                           opt.nthreads, &tr);
+  SEXP res = PROTECT(glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise,
+                                       settings, opt.nthreads, &tr));
+  SEXP out = PROTECT(glue_list_append(res, "state", state));
+  UNPROTECT(3);
+  return out;
 }
 
 /* SDD's warm start: nystrom_solve() of the form `form` (a string of

@@ -83,13 +83,17 @@ print.sddgp_future <- function(x, ...) {
   invisible(x)
 }
 
-# The `parallel` argument: NULL or sddgp_future().
+# The `parallel` argument: NULL, sddgp_future() or sddgp_mpi().
 check_parallel <- function(parallel) {
-  if (!is.null(parallel) && !inherits(parallel, "sddgp_future")) {
-    abort_argument("parallel", "must be NULL or made by sddgp_future()")
+  if (!is.null(parallel) && !inherits(parallel, c("sddgp_future", "sddgp_mpi"))) {
+    abort_argument("parallel", "must be NULL or made by sddgp_future() or sddgp_mpi()")
   }
   parallel
 }
+
+# Whether `parallel` asks for futures (sddgp_mpi() shares the solve only:
+# every process does the rest of the work itself).
+uses_futures <- function(parallel) inherits(parallel, "sddgp_future")
 
 # How many futures a call makes.
 future_count <- function(parallel) parallel$chunks %||% future::nbrOfWorkers()
@@ -109,16 +113,16 @@ future_map <- function(items, fn, parallel) {
   }))
 }
 
-# fn(item, threads) for every item: in this process when parallel is NULL
-# (with `threads`), else as futures.
+# fn(item, threads) for every item: as futures when `parallel` asks for
+# them, else in this process (with `threads`).
 map_items <- function(items, fn, parallel, threads) {
-  if (is.null(parallel)) lapply(items, fn, threads) else future_map(items, fn, parallel)
+  if (uses_futures(parallel)) future_map(items, fn, parallel) else lapply(items, fn, threads)
 }
 
 # Consecutive runs of `pieces` (a list), one group per future: each
 # future gets one contiguous share, so the data it needs ship once.
 piece_groups <- function(pieces, parallel) {
-  if (is.null(parallel) || length(pieces) == 0L) return(list(pieces))
+  if (!uses_futures(parallel) || length(pieces) == 0L) return(list(pieces))
   m <- min(length(pieces), future_count(parallel))
   unname(split(pieces, sort(rep_len(seq_len(m), length(pieces)))))
 }
@@ -127,7 +131,7 @@ piece_groups <- function(pieces, parallel) {
 # for, at least two systems beyond the leading ones to split, and a run
 # whose steps do not depend on the clock or on all systems' progress rate.
 chunked_solve <- function(problem, settings) {
-  !is.null(problem$parallel) &&
+  uses_futures(problem$parallel) &&
     ncol(problem$rhs) - leading_systems(problem) >= 2L && future_count(problem$parallel) >= 2L &&
     !is.finite(settings$time_limit) && settings$stop_stalled == 0L
 }

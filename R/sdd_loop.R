@@ -158,7 +158,9 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
     metrics = trace_metrics(control$trace, problem), seed = new_seed(),
     # A fresh run; sdd_chunks() resumes runs (R/future.R).
     first_iteration = 0L, alpha_bar0 = NULL, momentum0 = NULL, tolerance_from = 0L,
-    keep_state = FALSE),
+    keep_state = FALSE,
+    # One process; mpi_settings() (R/mpi.R) shares the kernel's columns.
+    shard = NULL),
     operator_settings(control, n))
 }
 
@@ -175,6 +177,9 @@ per_system <- function(mean, samples, problem) {
 # the same result.  Its status is returned, not raised: solve_sdd()
 # retries a diverged run.
 run_sdd_loop <- function(problem, settings, threads, label = "SDD") {
+  if (inherits(problem$parallel, "sddgp_mpi")) {
+    settings <- mpi_settings(settings, problem$parallel, nrow(problem$xs))
+  }
   res <- if (chunked_solve(problem, settings)) {
     sdd_chunks(problem, settings, problem$parallel)
   } else {
@@ -186,7 +191,8 @@ run_sdd_loop <- function(problem, settings, threads, label = "SDD") {
        cached = settings$use_cache, tolerance = settings$tolerance)
 }
 
-# The C loop's raw result: list(alpha, iterations, status, trace, state).
+# The C loop's raw result: list(alpha, iterations, status, trace, state,
+# comm_seconds).
 sdd_loop_call <- function(problem, settings, threads) {
   .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
         problem$rhs, settings, threads)

@@ -369,7 +369,7 @@ kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
 {
   const size_t nn = (size_t)p->n * p->n;
   const int single = glue_single(precision, p, NULL);
-  kernel_op K = {k, p, p, NULL, single, NULL, NULL, NULL};
+  kernel_op K = {k, p, p, NULL, single, NULL, NULL, NULL, 0, NULL};
   *interrupted = 0;
   if (!Rf_asLogical(use_cache)) {
     glue_op_norms(&K);

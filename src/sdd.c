@@ -323,8 +323,10 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   solver_status status = SOLVER_MAX_ITER;
   double metric_seconds = 0.0;
   int t = 0, next_metric = 0;
-  double *mom, *probe_work, *rhs_norm, *values, *metric_work, *worst;
+  double *mom, *probe_work, *rhs_norm, *values, *metric_work, *worst, *shard_x;
   int *probe_rows;
+  shard sh;
+  kernel_op sharded;
 
   sdd_work w = {K, noise, rhs, opt, n, B, nrhs, NULL, NULL, NULL, NULL,
                 NULL, NULL, NULL, NULL, NULL};
@@ -348,10 +350,17 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   const int stall_checked = opt->stop_stalled && opt->tolerance > 0 && opt->check_every > 0;
   WORKSPACE_ADD_IF(&ws, stall_checked, worst,
                    (size_t)(stall_checked ? opt->iterations / opt->check_every + 1 : 0), 0);
+  WORKSPACE_ADD_IF(&ws, opt->shard != NULL, shard_x,
+                   opt->shard ? shard_points_len(n, K->x2->d, opt->shard->rank,
+                                                 opt->shard->size) : 0, 0);
   *iterations_done = 0;
   if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
+  }
+  if (opt->shard) {
+    sharded = shard_op(K, opt->shard, &sh, shard_x);
+    K = w.K = &sharded;
   }
   if (opt->alpha0) memcpy(w.alpha, opt->alpha0, sizeof(double) * len);
   if (opt->alpha_bar0 || opt->alpha0)

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include "block.h"
 #include "kernel.h"
+#include "shard.h"
 #include "solver.h"
 
 typedef enum {
@@ -110,6 +111,12 @@ typedef struct {
   /* Where to leave the final iterate and momentum (n x nrhs each) for a
    * later resumed run, or NULL. */
   double *alpha_out, *momentum_out;
+  /* NULL, or the processes that share K's columns (shard.h), each running
+   * this same solve: every product with K is then summed across them, with
+   * the bits of one process, and each holds the whole state.  The dual
+   * coordinate estimator only; no time limit (the processes must stop at
+   * the same step). */
+  shard_comm *shard;
 } sdd_options;
 
 /* alpha_bar (n x nrhs, column-major) receives the averaged iterate.

@@ -1142,6 +1142,7 @@ int main(int argc, char **argv)
   test_kernels();
   test_block();
   test_single();
+  test_shard();
   test_chol();
   test_sdd();
   test_rng();

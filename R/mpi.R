@@ -6,10 +6,10 @@
 #' script.R`: each process loads the same data and calls the same
 #' functions with the same seed, and each SDD (or SGD) solve is shared
 #' among them. Each process owns a contiguous shard of the training points
-#' (whole tiles of 256 of them, as evenly as they go): every step, all
-#' processes draw the same batch from the counter-based generator, sum its
-#' kernel rows against their own shard's coefficients, and pass the sums
-#' on in rank order (see below); every process then holds the same result,
+#' (whole tiles of 256 of them), or one in each of a few rounds (see below):
+#' every step, all processes draw the same batch from the counter-based
+#' generator, sum its kernel rows against their own shard's coefficients,
+#' and pass the sums on in rank order; every process then holds the same result,
 #' so each one returns the whole fit (save it from rank 0). Everything but
 #' the solve (hyperparameter estimation, the warm start, predictions) is
 #' done by every process alike.
@@ -22,11 +22,17 @@
 #'   rank 1, which goes on over its own, and so on, while rank 0 starts on
 #'   the next group (a pipeline); the last rank broadcasts the finished
 #'   sums. The fit is then bit for bit that of one process with the same
-#'   seed, whatever the number of processes. Per step this sends
-#'   \eqn{B (s + 1)}{B (s + 1)} numbers from rank to rank and broadcasts as
-#'   many (batch size \eqn{B}{B}, \eqn{s}{s} samples), in
-#'   \eqn{B / 64 + P}{B / 64 + P} messages, and the pipeline idles for
-#'   \eqn{P - 1}{P - 1} groups' time while it fills.
+#'   seed, whatever the number of processes. Per step each process sends
+#'   \eqn{B (s + 1)}{B (s + 1)} numbers to the next and all receive a
+#'   broadcast of as many (batch size \eqn{B}{B}, \eqn{s}{s} samples).
+#'   The pipeline idles while it fills, \eqn{P - 1}{P - 1} of its
+#'   \eqn{G = B / 64}{G = B / 64} group slots per process; with many
+#'   processes the points are instead cut into \eqn{R P}{R P} pieces, piece
+#'   \eqn{q}{q} owned by rank \eqn{q \bmod P}{q mod P}, so that the sums go
+#'   round the ranks \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the
+#'   fill takes at most a quarter (\eqn{G R \ge 4 (P - 1)}{G R >= 4 (P - 1)}),
+#'   at the price of \eqn{R}{R} times the messages. Measured and modelled
+#'   costs: `inst/benchmarks/distributed.R`.
 #'
 #' @section Limits: The dual coordinate estimator (SDD itself, and not
 #'   SGD's primal one), double precision, the kernel evaluated on the fly
@@ -103,11 +109,24 @@ mpi_settings <- function(settings, mpi, n) {
   comm <- mpi$comm
   # Tag of the running sums passed on (the broadcast has none).
   tag <- 4242L
+  # Sends do not wait for their receive (between rounds the sums go round
+  # a ring, where blocking sends could wait for each other): each is an
+  # Rmpi request, its vector kept here until the product's broadcast,
+  # which every process reaches only after receiving all its sums, waits
+  # for them all (src/shard.h keeps them within Rmpi's 2000 requests).
+  pending <- list()
   settings$use_cache <- FALSE
   settings$shard <- list(
     rank = mpi$rank, size = mpi$size,
-    send = function(x, peer) Rmpi::mpi.send(x, 2L, peer, tag, comm = comm),
+    send = function(x, peer) {
+      pending[[length(pending) + 1L]] <<- x
+      Rmpi::mpi.isend(x, 2L, peer, tag, comm = comm, request = length(pending) - 1L)
+    },
     recv = function(x, peer) Rmpi::mpi.recv(x, 2L, peer, tag, comm = comm),
-    bcast = function(x, peer) Rmpi::mpi.bcast(x, 2L, rank = peer, comm = comm))
+    bcast = function(x, peer) {
+      if (length(pending)) Rmpi::mpi.waitall(length(pending))
+      pending <<- list()
+      Rmpi::mpi.bcast(x, 2L, rank = peer, comm = comm)
+    })
   settings
 }

@@ -350,16 +350,17 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   const int stall_checked = opt->stop_stalled && opt->tolerance > 0 && opt->check_every > 0;
   WORKSPACE_ADD_IF(&ws, stall_checked, worst,
                    (size_t)(stall_checked ? opt->iterations / opt->check_every + 1 : 0), 0);
+  const int rounds = opt->shard ? shard_rounds(n, opt->shard->size, B) : 0;
   WORKSPACE_ADD_IF(&ws, opt->shard != NULL, shard_x,
                    opt->shard ? shard_points_len(n, K->x2->d, opt->shard->rank,
-                                                 opt->shard->size) : 0, 0);
+                                                 opt->shard->size, rounds) : 0, 0);
   *iterations_done = 0;
   if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
   if (opt->shard) {
-    sharded = shard_op(K, opt->shard, &sh, shard_x);
+    sharded = shard_op(K, opt->shard, rounds, &sh, shard_x);
     K = w.K = &sharded;
   }
   if (opt->alpha0) memcpy(w.alpha, opt->alpha0, sizeof(double) * len);

@@ -1,21 +1,26 @@
 /* A kernel operator whose columns (training points) are split across
- * processes, each owning a contiguous shard of whole column tiles, with
- * results bitwise identical to one process's.
+ * processes, with results bitwise identical to one process's.
  *
  * One process sums each row of a product over the column tiles in order,
- * every sum going on from the last (block.c).  A sum of per-shard partial
- * sums would round differently, so the processes instead pass the running
- * sums along in rank order: rank 0 sums a group of rows over its shard
- * and sends the sums to rank 1, which goes on over its own
- * (kernel_op_rows_add()), and so on; the last rank then broadcasts the
- * finished sums.  The batch's rows are taken in groups, so that rank r
- * works on group g while rank r + 1 works on group g - 1: a pipeline,
- * idle only while it fills and drains.  Each message is a group of rows'
- * sums, and the broadcast all of them: B (s + 1) numbers per step for a
- * batch of B rows and s + 1 systems.
+ * every sum going on from the last (block.c).  A sum of per-process
+ * partial sums would round differently, so the processes pass the running
+ * sums along instead: the columns are cut into P R pieces of whole tiles
+ * (R rounds of P processes), piece q owned by rank q mod P; the sums of a
+ * group of rows start at piece 0 and go from the owner of each piece,
+ * which goes on over its columns (kernel_op_rows_add()), to the next
+ * (rank r to r + 1, and rank P - 1 to rank 0 between rounds); the owner
+ * of the last piece broadcasts the finished sums.  The batch's rows are
+ * taken in groups, so that the processes work on different groups at
+ * once: a pipeline of G R slots per process for G groups, idle while it
+ * fills and drains (P - 1 slots).  With one round the fill costs a
+ * fraction (P - 1) / G of a step, so the rounds are chosen to make
+ * G R >= 4 (P - 1) (shard_rounds()).  Each message is a group of rows'
+ * sums, and the broadcast all of them: B (s + 1) numbers per round and
+ * step for a batch of B rows and s + 1 systems.
  *
  * The messages go through callbacks (the R glue passes them to Rmpi), so
- * this file knows neither MPI nor R. */
+ * this file knows neither MPI nor R.  Sends must not wait for their
+ * receive (MPI_Isend): between rounds the messages go round a ring. */
 #ifndef SDDGP_SHARD_H
 #define SDDGP_SHARD_H
 
@@ -34,34 +39,49 @@ typedef struct {
   int failed;     /* set when a callback or an allocation failed */
 } shard_comm;
 
-/* This process's part of an operator (kernel_op's `shard`). */
+#define SHARD_MAX_ROUNDS 64
+
+/* This process's part of an operator (kernel_op's `shard`): its piece of
+ * each round. */
 typedef struct shard {
-  kernel_op part;   /* K(x1, the shard's columns) */
-  points cols;      /* the shard's columns, part.x2 */
-  int first;        /* the shard's first column in the whole operator */
-  int columns;      /* the whole operator's */
+  int rounds;
+  kernel_op part[SHARD_MAX_ROUNDS]; /* K(x1, the piece's columns) */
+  points cols[SHARD_MAX_ROUNDS];    /* the piece's columns, part[k].x2 */
+  int first[SHARD_MAX_ROUNDS];      /* the piece's first column in K */
+  int columns;                      /* all of K's, and all of this process's */
+  int own;
   shard_comm *comm;
 } shard;
 
-/* Rows of a product passed on in one message. */
+/* Rows of a product passed on in one message: SHARD_GROUP, or more to
+ * keep a product to SHARD_MAX_GROUPS groups, so that a process has at
+ * most SHARD_MAX_GROUPS SHARD_MAX_ROUNDS = 1024 sends in flight (Rmpi
+ * keeps 2000 requests). */
 #define SHARD_GROUP 64
+#define SHARD_MAX_GROUPS 16
 
-/* The shard of rank `rank` out of `size` among n columns: whole tiles of
- * BLOCK_TILE columns, as evenly as they go; *first and *count. */
-void shard_range(int n, int rank, int size, int *first, int *count);
+/* Piece q of `pieces` among n columns: whole tiles of BLOCK_TILE columns,
+ * as evenly as they go; *first and *count. */
+void shard_range(int n, int q, int pieces, int *first, int *count);
 
-/* Workspace of shard_op(): the shard's coordinates. */
-size_t shard_points_len(int n, int d, int rank, int size);
+/* Rounds for `size` processes on n columns whose products take `batch`
+ * rows (an SDD step's): enough for the pipeline to fill in a quarter of
+ * its slots, at most one tile per piece and SHARD_MAX_ROUNDS. */
+int shard_rounds(int n, int size, int batch);
+
+/* Workspace of shard_op(): the coordinates of this process's pieces. */
+size_t shard_points_len(int n, int d, int rank, int size, int rounds);
 
 /* K (evaluated on the fly in double precision: neither cached nor single)
- * as this process of `comm` sees it:
- * K itself with `shard` set to sh, which it fills, its points copied into
- * buf (shard_points_len() doubles).  Whether distances come from norms is
+ * as this process of `comm` sees it, with `rounds` rounds: K itself with
+ * `shard` set to sh, which it fills, its points copied into buf
+ * (shard_points_len() doubles).  Whether distances come from norms is
  * decided on all of K's points, as one process decides. */
-kernel_op shard_op(const kernel_op *K, shard_comm *comm, shard *sh, double *buf);
+kernel_op shard_op(const kernel_op *K, shard_comm *comm, int rounds, shard *sh,
+                   double *buf);
 
 /* kernel_op_rows() of the sharded operator: A holds all of the operator's
- * columns' rows (x2->n x ncol), of which this process reads its shard's;
+ * columns' rows (x2->n x ncol), of which this process reads its pieces';
  * every process gets all of out.  A failed message sets comm->failed and
  * fills out with NaN (the solver then stops as diverged). */
 void shard_rows(const shard *sh, const int *rows, int nrows, const double *A,

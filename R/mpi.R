@@ -4,15 +4,17 @@
 #' [simulate.sddgp()], whose fresh draws are solved the same way) for a
 #' script that runs as every process of an MPI job, `mpirun -np P Rscript
 #' script.R`: each process loads the same data and calls the same
-#' functions with the same seed, and each SDD (or SGD) solve is shared
-#' among them. Each process owns a contiguous shard of the training points
-#' (whole tiles of 256 of them), or one in each of a few rounds (see below):
-#' every step, all processes draw the same batch from the counter-based
-#' generator, sum its kernel rows against their own shard's coefficients,
-#' and pass the sums on in rank order; every process then holds the same result,
-#' so each one returns the whole fit (save it from rank 0). Everything but
-#' the solve (hyperparameter estimation, the warm start, predictions) is
-#' done by every process alike.
+#' functions with the same seed, and each SDD solve is shared among them.
+#' The kernel matrix's columns are split: each process owns whole tiles of
+#' 256 training points (one contiguous shard, or one piece in each of a few
+#' rounds, see below). Every step, all processes draw the same batch from
+#' the counter-based generator, sum its kernel rows against their own
+#' points' coefficients, and pass the sums on in rank order; every process
+#' then holds the same finished sums and takes the same step on all the
+#' coefficients (that part of a step, a few operations per coefficient, is
+#' repeated by each), so each one returns the whole fit (save it from rank
+#' 0). Everything but the solve's kernel products (hyperparameter
+#' estimation, the warm start, predictions) is done by every process alike.
 #'
 #' @section Identical results: One process sums each row of a product over
 #'   its columns in a fixed order, each partial sum going on from the last.
@@ -22,15 +24,16 @@
 #'   rank 1, which goes on over its own, and so on, while rank 0 starts on
 #'   the next group (a pipeline); the last rank broadcasts the finished
 #'   sums. The fit is then bit for bit that of one process with the same
-#'   seed, whatever the number of processes. Per step each process sends
-#'   \eqn{B (s + 1)}{B (s + 1)} numbers to the next and all receive a
-#'   broadcast of as many (batch size \eqn{B}{B}, \eqn{s}{s} samples).
+#'   seed, whatever the number of processes. Per step and round each
+#'   process sends \eqn{B (s + 1)}{B (s + 1)} numbers to the next, and all
+#'   receive a broadcast of as many (batch size \eqn{B}{B}, \eqn{s}{s}
+#'   samples).
 #'   The pipeline idles while it fills, \eqn{P - 1}{P - 1} of its
 #'   \eqn{G = B / 64}{G = B / 64} group slots per process; with many
 #'   processes the points are instead cut into \eqn{R P}{R P} pieces, piece
 #'   \eqn{q}{q} owned by rank \eqn{q \bmod P}{q mod P}, so that the sums go
 #'   round the ranks \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the
-#'   fill takes at most a quarter (\eqn{G R \ge 4 (P - 1)}{G R >= 4 (P - 1)}),
+#'   fill takes at most a ninth (\eqn{G R \ge 8 (P - 1)}{G R >= 8 (P - 1)}),
 #'   at the price of \eqn{R}{R} times the messages. Measured and modelled
 #'   costs: `inst/benchmarks/distributed.R`.
 #'
@@ -101,10 +104,11 @@ mpi_settings <- function(settings, mpi, n) {
   if (settings$precision != "double") {
     abort_argument("parallel", "is sddgp_mpi(), which needs precision = \"double\"")
   }
-  if (n < 256 * mpi$size) {
+  # Each process owns whole tiles of 256 points (src/shard.h).
+  if (ceiling(n / 256) < mpi$size) {
     abort_argument("parallel", sprintf(paste(
-      "is sddgp_mpi() with %d processes, each of which needs at least 256 of",
-      "the %d points"), mpi$size, n))
+      "is sddgp_mpi() with %d processes, each of which needs a tile of 256 of",
+      "the %d points: use at most %d processes"), mpi$size, n, ceiling(n / 256)))
   }
   comm <- mpi$comm
   # Tag of the running sums passed on (the broadcast has none).

@@ -13,8 +13,9 @@
  * taken in groups, so that the processes work on different groups at
  * once: a pipeline of G R slots per process for G groups, idle while it
  * fills and drains (P - 1 slots).  With one round the fill costs a
- * fraction (P - 1) / G of a step, so the rounds are chosen to make
- * G R >= 4 (P - 1) (shard_rounds()).  Each message is a group of rows'
+ * fraction (P - 1) / (G + P - 1) of a step, so the rounds are chosen to
+ * make G R >= 8 (P - 1), a ninth at most (shard_rounds()), at the price of
+ * R times the messages.  Each message is a group of rows'
  * sums, and the broadcast all of them: B (s + 1) numbers per round and
  * step for a batch of B rows and s + 1 systems.
  *
@@ -65,8 +66,8 @@ typedef struct shard {
 void shard_range(int n, int q, int pieces, int *first, int *count);
 
 /* Rounds for `size` processes on n columns whose products take `batch`
- * rows (an SDD step's): enough for the pipeline to fill in a quarter of
- * its slots, at most one tile per piece and SHARD_MAX_ROUNDS. */
+ * rows (an SDD step's): enough for the pipeline to fill in a ninth of its
+ * slots, at most one tile per piece and SHARD_MAX_ROUNDS. */
 int shard_rounds(int n, int size, int batch);
 
 /* Workspace of shard_op(): the coordinates of this process's pieces. */

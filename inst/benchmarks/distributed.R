@@ -15,19 +15,20 @@
 # receives, the broadcast, including the waits for the other rank: the
 # pipeline's fill and drain); and, with P = 2, the cost of one message of
 # each kind alone (a group of 64 rows' running sums from rank 0 to 1, and
-# the broadcast of all B (s + 1) sums), from 200 repetitions through Rmpi,
-# which is what the solve's callbacks do.  A checksum of the solution shows
-# that P = 2 gives P = 1's bits.
+# the broadcast of all B (s + 1) sums) through Rmpi, as the solve's
+# callbacks send them, the least of 5 blocks of 100.  A checksum of the
+# solution shows that P = 2 gives P = 1's bits.
 #
 # model: the step time on P processes of a cluster, from the measured
 # single-process compute per step c(n) (proportional to n) and messages of
 # latency `latency` and `bandwidth` bytes per second (10 GbE, 50 us),
 # plus the measured software cost per message (R and Rmpi calls):
-#   G = B / 64 groups; a group's compute on one shard u = c(n) / (P G);
-#   the pipeline runs G + P - 1 group slots, each u plus one message of
-#   64 (s + 1) doubles; then a broadcast of B (s + 1) doubles,
-#   ceil(log2 P) hops.
-#   T(P) = (G + P - 1) (u + m) + ceil(log2 P) b,  speed-up c(n) / T(P).
+#   G = B / 64 groups and R rounds (shard_rounds() of src/shard.c: the
+#   least with G R >= 8 (P - 1), at most a tile per piece and 64); a
+#   group's compute on one piece u = c(n) / (P G R); the pipeline runs
+#   G R + P - 1 slots, each u plus one message of 64 (s + 1) doubles; then
+#   a broadcast of B (s + 1) doubles, ceil(log2 P) hops.
+#   T(P) = (G R + P - 1) (u + m) + ceil(log2 P) b,  speed-up c(n) / T(P).
 source(file.path("inst", "benchmarks", "options.R"))
 suppressPackageStartupMessages(library(sddgp))
 part <- choice_option("part", c("measure", "model"))
@@ -41,6 +42,11 @@ out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "distributed
 d <- 8L
 batch <- 512L
 group <- 64L  # SHARD_GROUP of src/shard.h
+
+# shard_rounds() of src/shard.c for batches of `batch` rows.
+rounds_for <- function(n, P) {
+  max(1, min(ceiling(8 * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 64))
+}
 
 mpi <- if (part == "measure" && nzchar(Sys.getenv("OMPI_COMM_WORLD_SIZE"))) sddgp_mpi()
 processes <- if (is.null(mpi)) 1L else mpi$size
@@ -64,22 +70,25 @@ loop_case <- function(n, s) {
 }
 
 # Seconds per message from rank 0 to 1 (len doubles), and per broadcast
-# from the last rank, through Rmpi as the callbacks call it.
-message_seconds <- function(len, reps = 200L) {
+# from the last rank, through Rmpi as the callbacks call it: the least of
+# 5 blocks of 100 (the machine is shared, and this is the software's cost).
+message_seconds <- function(len, reps = 100L) {
   if (is.null(mpi) || mpi$size < 2L) return(c(NA_real_, NA_real_))
   x <- double(len)
-  Rmpi::mpi.barrier(0L)
-  start <- proc.time()[["elapsed"]]
-  for (i in seq_len(reps)) {
-    if (mpi$rank == 0L) Rmpi::mpi.send(x, 2L, 1L, 7L, comm = 0L)
-    else if (mpi$rank == 1L) x <- Rmpi::mpi.recv(x, 2L, 0L, 7L, comm = 0L)
-  }
-  Rmpi::mpi.barrier(0L)
-  send <- (proc.time()[["elapsed"]] - start) / reps
   y <- double(len * batch / group)
-  start <- proc.time()[["elapsed"]]
-  for (i in seq_len(reps)) y <- Rmpi::mpi.bcast(y, 2L, rank = mpi$size - 1L, comm = 0L)
-  c(send, (proc.time()[["elapsed"]] - start) / reps)
+  timed <- function(f) {
+    Rmpi::mpi.barrier(0L)
+    start <- proc.time()[["elapsed"]]
+    for (i in seq_len(reps)) f()
+    Rmpi::mpi.barrier(0L)
+    (proc.time()[["elapsed"]] - start) / reps
+  }
+  send <- function() {
+    if (mpi$rank == 0L) Rmpi::mpi.send(x, 2L, 1L, 7L, comm = 0L)
+    else if (mpi$rank == 1L) x <<- Rmpi::mpi.recv(x, 2L, 0L, 7L, comm = 0L)
+  }
+  bcast <- function() y <<- Rmpi::mpi.bcast(y, 2L, rank = mpi$size - 1L, comm = 0L)
+  c(min(replicate(5L, timed(send))), min(replicate(5L, timed(bcast))))
 }
 
 if (part == "measure") {
@@ -93,7 +102,8 @@ if (part == "measure") {
     msg <- message_seconds(group * (s + 1L))
     rows <- rbind(rows, data.frame(
       part = "measured", machine = cpu_model(), n = n, d = d, samples = s, batch = batch,
-      processes = processes, threads = threads, steps = res$iterations,
+      processes = processes, threads = threads,
+      rounds = rounds_for(n, processes), steps = res$iterations,
       step_seconds = elapsed / res$iterations,
       comm_wait_seconds = res$comm_seconds / res$iterations,
       message_seconds = msg[1L], bcast_seconds = msg[2L],
@@ -125,13 +135,14 @@ if (part == "measure") {
     G <- batch / group
     for (n in c(1e5, 1e6, 1e7)) for (P in c(2L, 4L, 8L, 16L, 32L, 64L)) {
       c1 <- per_point * n
-      u <- c1 / (P * G)
+      R <- rounds_for(n, P)
+      u <- c1 / (P * G * R)
       m <- soft_send + latency + 8 * group * (s + 1) / bandwidth
       b <- soft_bcast + latency + 8 * batch * (s + 1) / bandwidth
-      step <- (G + P - 1) * (u + m) + ceiling(log2(P)) * b
+      step <- (G * R + P - 1) * (u + m) + ceiling(log2(P)) * b
       rows <- rbind(rows, data.frame(
         part = "model", machine = one$machine[1L], n = n, d = d, samples = s, batch = batch,
-        processes = P, threads = one$threads[1L], steps = NA, step_seconds = step,
+        processes = P, threads = one$threads[1L], rounds = R, steps = NA, step_seconds = step,
         comm_wait_seconds = step - c1 / P, message_seconds = m, bcast_seconds = b,
         checksum = NA, load = NA, latency = latency, bandwidth = bandwidth,
         speedup = c1 / step, efficiency = c1 / step / P))

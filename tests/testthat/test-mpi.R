@@ -43,7 +43,7 @@ test_that("sddgp_mpi() refuses what the sharded solve does not support", {
                class = "sddgp_error_argument")
   expect_error(sddgp:::mpi_settings(modifyList(settings, list(precision = "single")), mpi, 1000),
                class = "sddgp_error_argument")
-  expect_error(sddgp:::mpi_settings(settings, mpi, 300), class = "sddgp_error_argument")
+  expect_error(sddgp:::mpi_settings(settings, mpi, 256), class = "sddgp_error_argument")
   expect_named(sddgp:::mpi_settings(settings, mpi, 1000)$shard,
                c("rank", "size", "send", "recv", "bcast"))
 })

@@ -118,9 +118,9 @@ void test_shard(void)
   check_ranges(256);
   check_ranges(5000);
   /* SDD's batches of 512 (8 groups): one round for 2 processes, enough
-   * for the fill to take a quarter of the slots at 16, at most a tile per
+   * for the fill to take a ninth of the slots at 16, at most a tile per
    * piece. */
-  CHECK(shard_rounds(100000, 2, 512) == 1 && shard_rounds(100000, 16, 512) == 8 &&
+  CHECK(shard_rounds(100000, 2, 512) == 1 && shard_rounds(100000, 16, 512) == 15 &&
         shard_rounds(10000, 16, 512) == 2 && shard_rounds(100000, 1, 512) == 1 &&
         shard_rounds(1000, 2, 100) == 2,
         "shard_rounds(): %d %d %d", shard_rounds(100000, 2, 512),

@@ -131,6 +131,10 @@
 #'   needed for standard errors and intervals in [predict.sddgp()].
 #' @param standardize Standardise inputs and targets (see Details).
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @param parallel `NULL`, or [sddgp_future()] to solve the posterior
+#'   samples' systems in chunks, and compute the fitted values in blocks of
+#'   rows, as futures on the current [future::plan()], with the same
+#'   result (default `getOption("sddgp.parallel")`).
 #' @param estimation Settings of hyperparameter estimation,
 #'   [estimation_control()].
 #' @param na.action For the formula method: what to do with missing values.
@@ -178,9 +182,11 @@ gp_sdd <- function(x, ...) UseMethod("gp_sdd")
 gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
                            weights = NULL, solver = NULL, control = NULL,
                            samples = 0, standardize = TRUE, threads = NULL,
-                           estimation = estimation_control(), ...) {
+                           estimation = estimation_control(),
+                           parallel = getOption("sddgp.parallel"), ...) {
   call <- match.call()
   check_dots_empty(...)
+  parallel <- check_parallel(parallel)
   kernel <- as_kernel(kernel)
   tanimoto <- is_tanimoto(kernel)
   x <- if (tanimoto) check_fingerprints(x, "x") else check_inputs(x)
@@ -228,8 +234,8 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   fit <- new_sddgp(xs, ys, scaling, kernel, noise, weights, chosen$solver,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
-  fit <- fit_posterior(fit, samples, threads, start)
-  fit$fitted.values <- fitted_at_training(fit, threads)
+  fit <- fit_posterior(fit, samples, threads, start, parallel)
+  fit$fitted.values <- fitted_at_training(fit, threads, parallel)
   # As gp_sdd(), not the method's name, so that update() finds it.
   call[[1L]] <- quote(gp_sdd)
   fit$call <- call
@@ -297,7 +303,7 @@ new_sddgp <- function(xs, ys, scaling, kernel, noise, weights, solver, control,
 # data (estimate_iterative()'s solution), at these hyperparameters: the
 # solve starts from it, and its probes are the samples when there are
 # enough of them.
-fit_posterior <- function(fit, samples, threads, start = NULL) {
+fit_posterior <- function(fit, samples, threads, start = NULL, parallel = NULL) {
   features <- (fit$control %||% sdd_control())$features
   reuse <- !is.null(start) && samples <= ncol(start$alpha) - 1L
   prior <- if (samples > 0) {
@@ -308,6 +314,8 @@ fit_posterior <- function(fit, samples, threads, start = NULL) {
                          if (reuse && samples > 0)
                            start$noise_base[, seq_len(samples), drop = FALSE])
   if (reuse) problem$alpha0 <- start$alpha[, seq_len(samples + 1L), drop = FALSE]
+  # Sample systems in chunks over future's workers (sddgp_future()).
+  problem$parallel <- parallel
   # Test data of trace metrics (sdd_control()) are standardised like the fit.
   problem$scaling <- fit$scaling
   if (is.null(fit$solver)) {

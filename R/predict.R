@@ -67,6 +67,9 @@
 #'   A function or its name.
 #' @param chunk_size Rows of `newdata` handled at a time.
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @param parallel `NULL`, or [sddgp_future()] to predict blocks of
+#'   `chunk_size` rows as futures on the current [future::plan()], with
+#'   the same result.
 #' @param ... Unused.
 #' @return With `se.fit = FALSE` and `interval = "none"`: a numeric vector.
 #'   With an interval: a matrix with columns `fit`, `lwr`, `upr`. With
@@ -79,8 +82,10 @@
 predict.sddgp <- function(object, newdata, se.fit = FALSE,
                           interval = c("none", "confidence", "prediction"),
                           level = 0.95, weights = 1, na.action = stats::na.pass,
-                          chunk_size = 4096L, threads = NULL, ...) {
+                          chunk_size = 4096L, threads = NULL,
+                          parallel = getOption("sddgp.parallel"), ...) {
   check_dots_empty(...)
+  parallel <- check_parallel(parallel)
   check_flag(se.fit, "se.fit")
   interval <- choose_one(interval, "interval", c("none", "confidence", "prediction"),
                          partial = TRUE)
@@ -106,7 +111,7 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   # Rows with missing values (na.pass) predict NA.
   complete <- complete_rows(xnew)
   post <- posterior_moments(object, xnew[complete, , drop = FALSE], need_var, threads,
-                            chunk_size)
+                            chunk_size, parallel)
   mean <- matrix(NA_real_, nrow(xnew), q)
   mean[complete, ] <- post$mean
   var <- rep(NA_real_, nrow(xnew))
@@ -140,41 +145,46 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
 # variance (standardised units, the same for every output) at the
 # standardised inputs x, `chunk_size` rows at a time: from the exact factor
 # (exact_variance()) or the fit's samples.
-posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L) {
-  n <- nrow(x)
-  mean <- matrix(0, n, NCOL(object$alpha))
-  var <- if (need_var) numeric(n)
+posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L,
+                              parallel = NULL) {
   exact <- need_var && exact_variance(object)
+  factor <- NULL
   if (exact) {
     factor <- exact_factor(object, threads)
     # K(X, x*) for a chunk takes 8 n bytes a point: at most 64 MB.
     chunk_size <- min(chunk_size, max(16L, floor(2^23 / object$n)))
   }
-  box <- near_box(object)
-  pieces <- chunks(n, chunk_size)
-  for (i in progress_along(pieces, "Predicting")) {
-    rows <- pieces[[i]]
-    # Far from the data the posterior is the prior, exactly: mean 0 and the
-    # kernel's variance (no sample paths are evaluated there).
-    xc <- x[rows, , drop = FALSE]
-    far <- far_rows(xc, box)
-    if (need_var) var[rows[far]] <- object$kernel$variance
-    if (all(far)) next
-    near <- rows[!far]
-    xn <- xc[!far, , drop = FALSE]
-    post <- posterior_at(object, xn, need_var && !exact, threads)
-    mean[near, ] <- post$mean
-    if (exact) var[near] <- exact_variance_at(object, factor, xn, threads)
-    else if (need_var) var[near] <- rowMeans(post$centred^2)
-  }
+  ctx <- list(object = object, need_var = need_var, exact = exact, factor = factor,
+              box = near_box(object))
+  parts <- map_pieces(x, chunks(nrow(x), chunk_size), moments_piece, ctx, parallel,
+                      threads, "Predicting")
+  mean <- matrix(0, nrow(x), NCOL(object$alpha))
+  if (length(parts)) mean[] <- do.call(rbind, lapply(parts, `[[`, "mean"))
+  list(mean = mean, var = if (need_var) as.numeric(unlist(lapply(parts, `[[`, "var"))))
+}
+
+# posterior_moments() at the rows xc of one chunk.
+moments_piece <- function(ctx, xc, threads) {
+  object <- ctx$object
+  # Far from the data the posterior is the prior, exactly: mean 0 and the
+  # kernel's variance (no sample paths are evaluated there).
+  far <- far_rows(xc, ctx$box)
+  mean <- matrix(0, nrow(xc), NCOL(object$alpha))
+  var <- if (ctx$need_var) rep(object$kernel$variance, nrow(xc))
+  if (all(far)) return(list(mean = mean, var = var))
+  xn <- xc[!far, , drop = FALSE]
+  post <- posterior_at(object, xn, ctx$need_var && !ctx$exact, threads)
+  mean[!far, ] <- post$mean
+  if (ctx$exact) var[!far] <- exact_variance_at(object, ctx$factor, xn, threads)
+  else if (ctx$need_var) var[!far] <- rowMeans(post$centred^2)
   list(mean = mean, var = var)
 }
 
 # The posterior mean at the training inputs in the units of y, stored at
 # fit time for fitted() and residuals(): one pass over K(X, X).
-fitted_at_training <- function(fit, threads) {
-  fitted <- unstandardize_targets(posterior_moments(fit, fit$x, FALSE, threads)$mean,
-                                  fit$scaling)
+fitted_at_training <- function(fit, threads, parallel = NULL) {
+  fitted <- unstandardize_targets(
+    posterior_moments(fit, fit$x, FALSE, threads, parallel = parallel)$mean, fit$scaling)
   if (ncol(fitted) == 1L) return(stats::setNames(fitted[, 1L], rownames(fit$x)))
   dimnames(fitted) <- list(rownames(fit$x), output_names(fit))
   fitted

@@ -155,7 +155,12 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
     tolerance = solve_tolerance(control$tolerance, problem),
     # Set only by solve_automatic() for SDD's trial run.
     stop_stalled = as.integer(isTRUE(control$stop_stalled)), time_limit = control$time_limit,
-    metrics = trace_metrics(control$trace, problem), seed = new_seed()),
+    metrics = trace_metrics(control$trace, problem), seed = new_seed(),
+    # A fresh run; sdd_chunks() resumes runs (R/future.R).
+    first_iteration = 0L, alpha_bar0 = NULL, momentum0 = NULL, tolerance_from = 0L,
+    keep_state = FALSE,
+    # One process; mpi_settings() (R/mpi.R) shares the kernel's columns.
+    shard = NULL),
     operator_settings(control, n))
 }
 
@@ -167,15 +172,30 @@ per_system <- function(mean, samples, problem) {
 }
 
 # One run of the C loop with sdd_settings() `settings`, its progress bar
-# labelled `label`.  Its status is returned, not raised: solve_sdd() retries
-# a diverged run.
+# labelled `label`: in this process, or split into chunks of systems over
+# future's workers when problem$parallel asks for it (sdd_chunks()), with
+# the same result.  Its status is returned, not raised: solve_sdd()
+# retries a diverged run.
 run_sdd_loop <- function(problem, settings, threads, label = "SDD") {
-  settings$progress <- progress_solver(label, settings$iterations, settings$tolerance)
-  res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
-               problem$rhs, settings, threads)
+  if (inherits(problem$parallel, "sddgp_mpi")) {
+    settings <- mpi_settings(settings, problem$parallel, nrow(problem$xs))
+  }
+  res <- if (chunked_solve(problem, settings)) {
+    sdd_chunks(problem, settings, problem$parallel)
+  } else {
+    settings$progress <- progress_solver(label, settings$iterations, settings$tolerance)
+    sdd_loop_call(problem, settings, threads)
+  }
   list(alpha = res$alpha, iterations = res$iterations, status = decode_status(res),
        trace = sdd_trace(res$trace, mean_systems(problem), settings$metrics),
        cached = settings$use_cache, tolerance = settings$tolerance)
+}
+
+# The C loop's raw result: list(alpha, iterations, status, trace, state,
+# comm_seconds).
+sdd_loop_call <- function(problem, settings, threads) {
+  .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
+        problem$rhs, settings, threads)
 }
 
 # The trace metrics' operands for the C loop, in the units of the problem

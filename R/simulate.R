@@ -36,6 +36,9 @@
 #' @param stored Return the fit's stored samples rather than fresh draws
 #'   (`nsim` at most their number; see Details).
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @param parallel `NULL`, or [sddgp_future()] to solve the fresh draws'
+#'   systems in chunks and evaluate the paths in blocks of rows as futures
+#'   on the current [future::plan()], with the same result.
 #' @param ... Unused.
 #' @return A data frame with one row per input and columns `sim_1`, ...,
 #'   `sim_<nsim>`, with attribute `"seed"` as [stats::simulate()] sets it:
@@ -57,8 +60,10 @@
 #' @export
 simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata,
                            type = c("function", "response"), weights = NULL,
-                           stored = FALSE, threads = NULL, ...) {
+                           stored = FALSE, threads = NULL,
+                           parallel = getOption("sddgp.parallel"), ...) {
   check_dots_empty(...)
+  parallel <- check_parallel(parallel)
   check_single_output(object, "simulate()")
   check_number(nsim, "nsim", lower = 1, upper = 1e5, integer = TRUE)
   type <- choose_one(type, "type", c("function", "response"), partial = TRUE)
@@ -91,20 +96,17 @@ simulate.sddgp <- function(object, nsim = 1, seed = NULL, newdata,
     alpha_s <- object$alpha_samples[, keep, drop = FALSE]
     prior <- prior_columns(object$prior, keep)
   } else {
-    draws <- draw_posterior_samples(object, nsim, threads)
+    draws <- draw_posterior_samples(object, nsim, threads, parallel)
     alpha_s <- draws$alpha
     prior <- draws$prior
   }
   sc <- object$scaling
   paths <- matrix(NA_real_, nrow(xnew), nsim)
   complete <- which(complete_rows(xnew))
-  pieces <- chunks(length(complete), 4096L)
-  for (i in progress_along(pieces, "Evaluating sample paths")) {
-    rows <- complete[pieces[[i]]]
-    post <- posterior_at(object, xnew[rows, , drop = FALSE], TRUE, threads,
-                         alpha_samples = alpha_s, prior = prior)
-    paths[rows, ] <- post$mean + post$centred
-  }
+  parts <- map_pieces(xnew[complete, , drop = FALSE], chunks(length(complete), 4096L),
+                      paths_piece, list(object = object, alpha = alpha_s, prior = prior),
+                      parallel, threads, "Evaluating sample paths")
+  if (length(parts)) paths[complete, ] <- do.call(rbind, parts)
   if (type == "response") paths <- paths + sqrt(noise) * stats::rnorm(length(paths))
   out <- as.data.frame(unstandardize_targets(paths, sc))
   names(out) <- paste0("sim_", seq_len(nsim))
@@ -122,13 +124,23 @@ simulation_noise <- function(object, weights, at_training, n) {
   rep_len(object$noise / weights, n)
 }
 
+# The sample paths at the rows xc of one chunk (ctx: the fit, the samples'
+# weights and prior draws).
+paths_piece <- function(ctx, xc, threads) {
+  post <- posterior_at(ctx$object, xc, TRUE, threads, alpha_samples = ctx$alpha,
+                       prior = ctx$prior)
+  post$mean + post$centred
+}
+
 # New posterior samples for a fitted model: prior draws and one solve, with
 # the solver state of the fit (step sizes, inducing points, features) so
-# that they are consistent with its mean.
-draw_posterior_samples <- function(object, nsim, threads) {
+# that they are consistent with its mean; its systems in chunks over
+# future's workers with `parallel`.
+draw_posterior_samples <- function(object, nsim, threads, parallel = NULL) {
   prior <- draw_prior(object$kernel, object$d, object$control$features, nsim)
   problem <- new_problem(object$x, NULL, object$kernel, observation_noise(object),
                          prior, threads)
+  problem$parallel <- parallel
   sol <- run_solver(object$solver, problem, object$control, threads, state = object$state)
   list(alpha = sol$alpha, prior = prior)
 }

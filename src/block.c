@@ -2,6 +2,7 @@
 #include <string.h>
 #include "block.h"
 #include "tanimoto.h"
+#include "shard.h"
 #include "threads.h"
 #include "vmath.h"
 
@@ -10,7 +11,7 @@
  * 32 KB) stay in L1 while they are multiplied into A, and the distance loop
  * runs contiguously over the tile (vectorisable).  Longer tiles amortise
  * the per-tile reduction of the lane sums in tile_dot. */
-#define TILE 256
+#define TILE BLOCK_TILE
 /* Rows handled together against one column tile (and in a dense block
  * build, columns against one row tile). */
 #define ROW_CHUNK 16
@@ -363,7 +364,7 @@ typedef struct {
 static tiles_ctx tiles_for(const kernel_op *op)
 {
   tiles_ctx t = {op, 0};
-  if (!op->cache)
+  if (!op->cache && !op->no_norms)
     t.norms = op->norms2 || block_uses_norms(op->k, op->single, op->x2);
   return t;
 }
@@ -425,14 +426,13 @@ static void block_tiles(const void *ctx, const int *rows, int first, int nr,
  * column order, so the bits are those of any panel width. */
 #define PANEL_BYTES (256 * 1024)
 
-void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
-                   size_t col_bytes, const int *rows, int nrows, int ncols,
-                   const double *A, int ncol, double *out, int ldo,
-                   int nthreads)
+/* block_product() added to out. */
+static void block_product_add(block_tile_fn tile, const void *ctx, double entry_cost,
+                              size_t col_bytes, const int *rows, int nrows, int ncols,
+                              const double *A, int ncol, double *out, int ldo,
+                              int nthreads)
 {
   const int nchunks = (nrows + ROW_CHUNK - 1) / ROW_CHUNK;
-  for (int c = 0; c < ncol; c++)
-    memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
   const size_t per_col = col_bytes + sizeof(double) * (size_t)ncol;
   const int tiles = (int)(PANEL_BYTES / (per_col * TILE));
   const int panel = TILE * (tiles > 1 ? tiles : 1);
@@ -466,6 +466,17 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
   }
 }
 
+void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
+                   size_t col_bytes, const int *rows, int nrows, int ncols,
+                   const double *A, int ncol, double *out, int ldo,
+                   int nthreads)
+{
+  for (int c = 0; c < ncol; c++)
+    memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
+  block_product_add(tile, ctx, entry_cost, col_bytes, rows, nrows, ncols, A, ncol,
+                    out, ldo, nthreads);
+}
+
 void kernel_op_row_values(const kernel_op *op, int i, double *out)
 {
   const int n2 = op->x2->n;
@@ -478,9 +489,9 @@ void kernel_op_row_values(const kernel_op *op, int i, double *out)
   }
 }
 
-void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
-                    const double *A, int ncol, double *out, int ldo,
-                    int nthreads)
+void kernel_op_rows_add(const kernel_op *op, const int *rows, int nrows,
+                        const double *A, int ncol, double *out, int ldo,
+                        int nthreads)
 {
   const tiles_ctx ctx = tiles_for(op);
   /* A column brings its coordinates and norm; from a cache, nothing that
@@ -488,8 +499,21 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
   const size_t col_bytes = op->cache || op->cache32 ? 0 :
     op->single ? sizeof(float) * (size_t)op->x2->d :
     sizeof(double) * (size_t)(op->x2->d + 1);
-  block_product(block_tiles, &ctx, op->x1->d, col_bytes, rows, nrows,
-                op->x2->n, A, ncol, out, ldo, nthreads);
+  block_product_add(block_tiles, &ctx, op->x1->d, col_bytes, rows, nrows,
+                    op->x2->n, A, ncol, out, ldo, nthreads);
+}
+
+void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
+                    const double *A, int ncol, double *out, int ldo,
+                    int nthreads)
+{
+  if (op->shard) {
+    shard_rows(op->shard, rows, nrows, A, ncol, out, ldo, nthreads);
+    return;
+  }
+  for (int c = 0; c < ncol; c++)
+    memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
+  kernel_op_rows_add(op, rows, nrows, A, ncol, out, ldo, nthreads);
 }
 
 /* Rows of K taken together by the transpose product: their kernel values

@@ -49,6 +49,13 @@ typedef struct {
    * NULL: then the products decide that themselves and compute the norms
    * tile by tile, with the same bits. */
   const double *norms1, *norms2;
+  /* Non-zero: distances as differences even where block_uses_norms() of
+   * x2 would choose norms (a shard of columns of a set that does not). */
+  int no_norms;
+  /* NULL, or the processes that share x2's columns: kernel_op_rows() then
+   * sums this process's shard and theirs in the order of one process
+   * (shard.h). */
+  const struct shard *shard;
 } kernel_op;
 
 /* Does a kernel block in this precision, with these column points, form
@@ -64,6 +71,17 @@ void block_norms(const points *p, double *out);
 void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads);
+
+/* The same added to out: each sum goes on from out's entry, adding the
+ * terms in the order kernel_op_rows() does, so that a product over
+ * columns 0..j-1 continued over columns j.. (j a multiple of BLOCK_TILE)
+ * has the bits of the product over all of them.  Not for a sharded op. */
+void kernel_op_rows_add(const kernel_op *op, const int *rows, int nrows,
+                        const double *A, int ncol, double *out, int ldo,
+                        int nthreads);
+
+/* Columns of a product are summed a tile of this many at a time. */
+#define BLOCK_TILE 256
 
 /* The transpose of a row block, K[rows, :]' U:
  *   out[j + c*ldo] = sum_r K(x1[rows[r]], x2[j]) U[r + c*nrows]

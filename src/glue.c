@@ -170,6 +170,23 @@ SEXP glue_list_get(SEXP list, const char *name)
   return R_NilValue; /* not reached */
 }
 
+SEXP glue_list_append(SEXP list, const char *name, SEXP value)
+{
+  const R_xlen_t len = XLENGTH(list);
+  SEXP out = PROTECT(Rf_allocVector(VECSXP, len + 1));
+  SEXP names = PROTECT(Rf_allocVector(STRSXP, len + 1));
+  SEXP old = Rf_getAttrib(list, R_NamesSymbol);
+  for (R_xlen_t i = 0; i < len; i++) {
+    SET_VECTOR_ELT(out, i, VECTOR_ELT(list, i));
+    SET_STRING_ELT(names, i, STRING_ELT(old, i));
+  }
+  SET_VECTOR_ELT(out, len, value);
+  SET_STRING_ELT(names, len, Rf_mkChar(name));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(2);
+  return out;
+}
+
 int glue_int(SEXP list, const char *name)
 {
   return Rf_asInteger(glue_list_get(list, name));
@@ -376,7 +393,7 @@ kernel_op glue_square_operator(const kernel *k, points *p, SEXP use_cache,
 {
   const size_t nn = (size_t)p->n * p->n;
   const int single = glue_single(precision, p, NULL);
-  kernel_op K = {k, p, p, NULL, single, NULL, NULL, NULL};
+  kernel_op K = {k, p, p, NULL, single, NULL, NULL, NULL, 0, NULL};
   *interrupted = 0;
   if (!Rf_asLogical(use_cache)) {
     glue_op_norms(&K);

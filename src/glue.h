@@ -34,6 +34,9 @@ const double *glue_doubles(SEXP x, R_xlen_t len, const char *what);
  * named as those fields. */
 SEXP glue_list_get(SEXP list, const char *name);
 
+/* A copy of the named list `list` with `value` appended as `name`. */
+SEXP glue_list_append(SEXP list, const char *name, SEXP value);
+
 /* Element `name` of a settings list as an int, or as a double. */
 int glue_int(SEXP list, const char *name);
 double glue_real(SEXP list, const char *name);

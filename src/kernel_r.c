@@ -19,7 +19,7 @@ SEXP C_kernel_matmul(SEXP x1, SEXP x2, SEXP spec, SEXP A, SEXP precision,
     Rf_error("internal error: non-conformable kernel block product");
   SEXP out = PROTECT(Rf_allocMatrix(REALSXP, p1.n, a.d));
   kernel_op op = {&k, &p1, &p2, NULL, glue_single(precision, &p1, &p2), NULL,
-                  NULL, NULL};
+                  NULL, NULL, 0, NULL};
   glue_op_norms(&op);
   const int nthreads = glue_threads(threads);
   /* Rows are summed independently, so slabs give the same bits as one

@@ -73,7 +73,8 @@ static void draw_batch(const sdd_options *opt, int n, int B, int t, int *perm,
    * batches; the n mod B leftover indices wait for a later epoch. */
   const int per_epoch = n / B;
   const int epoch = t / per_epoch, pos = (t % per_epoch) * B;
-  if (pos == 0) shuffle(perm, n, opt->seed, (uint64_t)epoch);
+  /* A resumed run starts with its epoch's permutation. */
+  if (pos == 0 || t == opt->first_iteration) shuffle(perm, n, opt->seed, (uint64_t)epoch);
   memcpy(idx, perm + pos, sizeof(int) * (size_t)B);
 }
 
@@ -321,8 +322,10 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   solver_status status = SOLVER_MAX_ITER;
   double metric_seconds = 0.0;
   int t = 0, next_metric = 0;
-  double *mom, *probe_work, *rhs_norm, *values, *metric_work, *worst;
+  double *mom, *probe_work, *rhs_norm, *values, *metric_work, *worst, *shard_x;
   int *probe_rows;
+  shard sh;
+  kernel_op sharded;
 
   sdd_work w = {K, noise, rhs, opt, n, B, nrhs, NULL, NULL, NULL, NULL,
                 NULL, NULL, NULL, NULL, NULL};
@@ -348,17 +351,26 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   const int stall_checked = opt->stop_stalled && opt->tolerance > 0 && opt->check_every > 0;
   WORKSPACE_ADD_IF(&ws, stall_checked, worst,
                    (size_t)(stall_checked ? opt->iterations / opt->check_every + 1 : 0), 0);
+  const int rounds = opt->shard ? shard_rounds(n, opt->shard->size, B) : 0;
+  WORKSPACE_ADD_IF(&ws, opt->shard != NULL, shard_x,
+                   opt->shard ? shard_points_len(n, K->x2->d, opt->shard->rank,
+                                                 opt->shard->size, rounds) : 0, 0);
   *iterations_done = 0;
   if (workspace_alloc(&ws)) {
     status = SOLVER_NO_MEMORY;
     goto done;
   }
-  if (opt->alpha0) {
-    memcpy(w.alpha, opt->alpha0, sizeof(double) * len);
-    memcpy(alpha_bar, opt->alpha0, sizeof(double) * len);
-  } else {
-    memset(alpha_bar, 0, sizeof(double) * len);
+  if (opt->shard) {
+    sharded = shard_op(K, opt->shard, rounds, &sh, shard_x);
+    K = w.K = &sharded;
   }
+  if (opt->alpha0) memcpy(w.alpha, opt->alpha0, sizeof(double) * len);
+  if (opt->alpha_bar0 || opt->alpha0)
+    memcpy(alpha_bar, opt->alpha_bar0 ? opt->alpha_bar0 : opt->alpha0, sizeof(double) * len);
+  else
+    memset(alpha_bar, 0, sizeof(double) * len);
+  if (opt->momentum0) memcpy(mom, opt->momentum0, sizeof(double) * len);
+  *iterations_done = opt->first_iteration;
   solver_rhs_norms(rhs, n, nrhs, NULL, n, rhs_norm);
   /* Probed residuals are the measures; the iterate (not only its average)
    * must stay finite. */
@@ -370,7 +382,7 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   const double started = omp_get_wtime();
   /* The clock is read only when there is a limit. */
   const int timed = opt->time_limit > 0 && isfinite(opt->time_limit);
-  for (t = 0; t < opt->iterations; t++) {
+  for (t = opt->first_iteration; t < opt->iterations; t++) {
     if (batched) draw_batch(opt, n, B, t, w.perm, w.idx);
     gradient(&w, t);
     update(&w, mom, alpha_bar, averaging_rate(opt, t + 1));
@@ -411,8 +423,11 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
       for (int c = 0; c < nrhs; c++) worst[k] = fmax(worst[k], values[c]);
       if (t + 1 < opt->iterations && sdd_stalled(opt, worst, k)) status = SOLVER_STALLED;
     }
+    if (status == SOLVER_TOLERANCE && t + 1 < opt->tolerance_from) status = SOLVER_MAX_ITER;
     if (status != SOLVER_MAX_ITER) break;
   }
+  if (opt->alpha_out) memcpy(opt->alpha_out, w.alpha, sizeof(double) * len);
+  if (opt->momentum_out) memcpy(opt->momentum_out, mom, sizeof(double) * len);
 
 done:
   workspace_free(&ws);

@@ -28,6 +28,7 @@
 #include <stdint.h>
 #include "block.h"
 #include "kernel.h"
+#include "shard.h"
 #include "solver.h"
 
 typedef enum {
@@ -97,6 +98,25 @@ typedef struct {
   sdd_metrics metrics;
   uint64_t seed;
   int nthreads;
+  /* Resuming a run where an earlier one stopped (the chunked solves of
+   * R/future.R): the index of the first step (0 for a fresh run), with
+   * abar and the momentum at that point (NULL: alpha0, and zero).  Steps
+   * draw their batches from their index, so a run stopped and resumed
+   * takes the same steps as one run straight through. */
+  int first_iteration;
+  const double *alpha_bar0, *momentum0;
+  /* The first step (1-based) at which the tolerance may stop the run; 0 or
+   * less: any. */
+  int tolerance_from;
+  /* Where to leave the final iterate and momentum (n x nrhs each) for a
+   * later resumed run, or NULL. */
+  double *alpha_out, *momentum_out;
+  /* NULL, or the processes that share K's columns (shard.h), each running
+   * this same solve: every product with K is then summed across them, with
+   * the bits of one process, and each holds the whole state.  The dual
+   * coordinate estimator only; no time limit (the processes must stop at
+   * the same step). */
+  shard_comm *shard;
 } sdd_options;
 
 /* alpha_bar (n x nrhs, column-major) receives the averaged iterate.

@@ -4,6 +4,7 @@
 #include "glue.h"
 #include "nystrom.h"
 #include "sdd.h"
+#include "shard_glue.h"
 
 /* The optional trace metrics: NULL, or list(at, reference, test_x, test_y)
  * with NULL for the parts not asked for; test_x is scaled like x.  The
@@ -23,7 +24,7 @@ static sdd_metrics glue_metrics(SEXP metrics, const kernel *k, const points *x,
   if (!Rf_isNull(tx)) {
     *test_x = glue_points(tx, "test_x");
     if (test_x->d != x->d) Rf_error("internal error: test_x has the wrong columns");
-    const kernel_op op = {k, test_x, x, NULL, 0, NULL, NULL, NULL};
+    const kernel_op op = {k, test_x, x, NULL, 0, NULL, NULL, NULL, 0, NULL};
     *test = op;
     glue_op_norms(test);
     mt.test = test;
@@ -72,6 +73,24 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   GLUE_SET_INT(opt, settings, stop_stalled);
   GLUE_SET_REAL(opt, settings, time_limit);
   GLUE_SET_SEED(opt, settings, seed);
+  GLUE_SET_INT(opt, settings, first_iteration);
+  GLUE_SET_INT(opt, settings, tolerance_from);
+  SEXP alpha_bar0 = glue_list_get(settings, "alpha_bar0");
+  SEXP momentum0 = glue_list_get(settings, "momentum0");
+  if (!Rf_isNull(alpha_bar0))
+    opt.alpha_bar0 = glue_doubles(alpha_bar0, XLENGTH(rhs), "alpha_bar0");
+  if (!Rf_isNull(momentum0)) opt.momentum0 = glue_doubles(momentum0, XLENGTH(rhs), "momentum0");
+  /* keep_state: the final iterate and momentum come back as `state`
+   * (n x 2 nrhs), for a resumed run. */
+  SEXP state = R_NilValue;
+  if (glue_int(settings, "keep_state")) {
+    state = Rf_allocMatrix(REALSXP, p.n, 2 * b.d);
+    opt.alpha_out = REAL(state);
+    opt.momentum_out = REAL(state) + XLENGTH(rhs);
+  }
+  PROTECT(state);
+  glue_shard gs;
+  opt.shard = glue_shard_comm(glue_list_get(settings, "shard"), &gs);
   opt.nthreads = glue_threads(threads);
   points test_x;
   kernel_op test;
@@ -90,8 +109,16 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   glue_trace_name(&tr, parts, (int)(sizeof parts / sizeof parts[0]));
   glue_trace_progress(&tr, settings);
 
-  return glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise, settings,
-                           opt.nthreads, &tr);
+  SEXP res = PROTECT(glue_square_solve(sdd_solve_any, &opt, &k, &p, &b, noise,
+                                       settings, opt.nthreads, &tr));
+  if (opt.shard && opt.shard->failed)
+    Rf_error("a message between the processes of the sharded solve failed");
+  SEXP out = PROTECT(glue_list_append(res, "state", state));
+  /* Seconds spent passing messages (a sharded solve's), for benchmarks. */
+  out = PROTECT(glue_list_append(out, "comm_seconds",
+                                 Rf_ScalarReal(opt.shard ? opt.shard->seconds : 0.0)));
+  UNPROTECT(4);
+  return out;
 }
 
 /* SDD's warm start: nystrom_solve() of the form `form` (a string of
@@ -107,7 +134,7 @@ SEXP C_nystrom_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP rank,
   if (b.n != p.n) Rf_error("internal error: rhs has the wrong number of rows");
   const nystrom_form f = glue_choice(form, glue_warm_starts, "warm_start");
   const int nthreads = glue_threads(threads);
-  kernel_op K = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
+  kernel_op K = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
   glue_op_norms(&K);
   glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
   glue_trace_init(&tr, 0, 0, 1);

@@ -14,6 +14,7 @@ test_that("sdd_settings() holds exactly the fields of sdd_options and the operat
     "iterations", "batch_size", "batch_sampling", "estimator", "features", "rhs_reg",
     "step_size", "clip", "alpha0", "momentum", "averaging_rate", "averaging_start",
     "check_every", "probe_size", "tolerance", "stop_stalled", "time_limit", "metrics", "seed",
+    "first_iteration", "alpha_bar0", "momentum0", "tolerance_from", "keep_state", "shard",
     "use_cache", "precision"))
   # The default tolerance, from the noise: rhs 0 gives the cap.
   expect_equal(settings(sdd_control(), 50)$tolerance, 0.1)

@@ -262,8 +262,8 @@ static void test_block_at(int d, double shift)
       double *o1 = dalloc((size_t)ldo * ncol), *o2 = dalloc((size_t)ldo * ncol);
       double *o3 = dalloc((size_t)ldo * ncol), *o4 = dalloc((size_t)n1 * ncol);
       double *o5 = dalloc((size_t)n1 * ncol);
-      const kernel_op fly = {&k, &p1, &p1, NULL, 0, NULL, NULL, NULL},
-                      cached = {&k, &p1, &p1, Kc, 0, NULL, NULL, NULL};
+      const kernel_op fly = {&k, &p1, &p1, NULL, 0, NULL, NULL, NULL, 0, NULL},
+                      cached = {&k, &p1, &p1, Kc, 0, NULL, NULL, NULL, 0, NULL};
       for (size_t i = 0; i < (size_t)ldo * ncol; i++) o1[i] = o2[i] = o3[i] = sentinel;
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o1, ldo, 1);
       kernel_op_rows(&cached, rows, nrows, B1, ncol, o3, ldo, 2);
@@ -299,9 +299,9 @@ static void test_block_at(int d, double shift)
         double *nm1 = dalloc((size_t)n1), *nm2 = dalloc((size_t)n2);
         block_norms(&p1, nm1);
         block_norms(&p2, nm2);
-        const kernel_op normed = {&k, &p1, &p1, NULL, 0, NULL, nm1, nm1},
-                        cross = {&k, &p1, &p2, NULL, 0, NULL, NULL, NULL},
-                        cross_normed = {&k, &p1, &p2, NULL, 0, NULL, nm1, nm2};
+        const kernel_op normed = {&k, &p1, &p1, NULL, 0, NULL, nm1, nm1, 0, NULL},
+                        cross = {&k, &p1, &p2, NULL, 0, NULL, NULL, NULL, 0, NULL},
+                        cross_normed = {&k, &p1, &p2, NULL, 0, NULL, nm1, nm2, 0, NULL};
         kernel_op_rows(&normed, NULL, n1, B1, ncol, o5, n1, 2);
         CHECK(memcmp(o4, o5, sizeof(double) * (size_t)n1 * ncol) == 0,
               "%s kernel_op_rows: given norms change the bits", family_name(k.family));
@@ -703,7 +703,7 @@ void test_sdd(void)
   /* The kernel evaluated on the fly, and read from a precomputed matrix. */
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL, 0, NULL};
 
   const double steps[2] = {3.0, 3.0};
   sdd_options opt;
@@ -808,6 +808,49 @@ void test_sdd(void)
           "no stall check: status %d after %d iterations", (int)st, done2);
     opt.tolerance = tolerance;
     opt.iterations = 50;
+  }
+
+  /* A run stopped after 130 steps (mid-epoch) and resumed from its
+   * iterate, average and momentum takes the straight run's steps; the
+   * tolerance may then stop it only from tolerance_from on. */
+  {
+    const size_t len = (size_t)n * nrhs;
+    double *state = dalloc(2 * len);
+    opt.batch_sampling = SDD_BATCH_PERMUTATION;
+    opt.batch_size = 32;
+    opt.iterations = 300;
+    opt.check_every = 100;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab1, &done1, NULL, NULL);
+    opt.iterations = 130;
+    opt.alpha_out = state;
+    opt.momentum_out = state + len;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+    opt.alpha_out = opt.momentum_out = NULL;
+    opt.iterations = 300;
+    opt.first_iteration = 130;
+    opt.alpha0 = state;
+    opt.momentum0 = state + len;
+    double *bar = dalloc(len);
+    memcpy(bar, ab2, sizeof(double) * len);
+    opt.alpha_bar0 = bar;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+    CHECK(st == SOLVER_MAX_ITER && done2 == 300 && memcmp(ab1, ab2, sizeof(double) * len) == 0,
+          "resumed run: status %d after %d iterations, or alpha_bar differs", (int)st, done2);
+    opt.first_iteration = 0;
+    opt.alpha0 = opt.momentum0 = opt.alpha_bar0 = NULL;
+    const double tolerance = opt.tolerance;
+    opt.tolerance = 0.5;
+    opt.iterations = 1000;
+    opt.tolerance_from = 450;
+    st = sdd_solve(&op, noise, rhs, nrhs, &opt, ab2, &done2, NULL, NULL);
+    CHECK(st == SOLVER_TOLERANCE && done2 == 500,
+          "tolerance_from 450: status %d after %d iterations, want TOLERANCE at 500",
+          (int)st, done2);
+    opt.tolerance_from = 0;
+    opt.tolerance = tolerance;
+    opt.iterations = 50;
+    free(bar);
+    free(state);
   }
 
   /* A different seed gives a different (but also converged) answer. */
@@ -1107,6 +1150,7 @@ int main(int argc, char **argv)
   test_kernels();
   test_block();
   test_single();
+  test_shard();
   test_chol();
   test_sdd();
   test_rng();

@@ -101,7 +101,7 @@ void block_matmul(const kernel *k, const points *p1, const int *rows,
                   int nrows, const points *p2, const double *A, int ncol,
                   double *out, int ldo, int nthreads)
 {
-  const kernel_op op = {k, p1, p2, NULL, 0, NULL, NULL, NULL};
+  const kernel_op op = {k, p1, p2, NULL, 0, NULL, NULL, NULL, 0, NULL};
   kernel_op_rows(&op, rows, nrows, A, ncol, out, ldo, nthreads);
 }
 

@@ -95,7 +95,7 @@ static void test_pivchol(void)
     double *tref = dalloc(rank), *t1 = dalloc(rank), *t2 = dalloc(rank);
     int *pref = xmalloc(sizeof(int) * rank), *p1 = xmalloc(sizeof(int) * rank);
     int *p2 = xmalloc(sizeof(int) * rank);
-    const kernel_op fly = {&k, &p, &p, NULL, 0, NULL, NULL, NULL}, cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL};
+    const kernel_op fly = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL}, cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL, 0, NULL};
     const double jitters[2] = {1.0, 1e-3};
     for (int t = 0; t < 2; t++) {
       const double jitter = jitters[t];
@@ -138,7 +138,7 @@ static void test_pivchol(void)
     const int n = 80;
     double *x = random_points(n, d, 2.0);
     const points p = {x, n, d, NULL, NULL};
-    const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
+    const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
     double *K = naive_kernel_matrix(&k, x, n, x, n, d);
     double *L = dalloc((size_t)n * n), *tr = dalloc(n);
     int *piv = xmalloc(sizeof(int) * n), rank = -1;
@@ -158,7 +158,7 @@ static void test_pivchol(void)
     /* The relative-trace stop: a smooth kernel without jitter. */
     const kernel se = {KERNEL_SE, 1.0};
     for (size_t i = 0; i < (size_t)n * d; i++) x[i] *= 0.1; /* long length scale */
-    const kernel_op smooth = {&se, &p, &p, NULL, 0, NULL, NULL, NULL};
+    const kernel_op smooth = {&se, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
     st = pivchol(&smooth, 0.0, 50, 1e-3, 2, L, piv, tr, &rank, NULL, NULL);
     CHECK(st == SOLVER_TOLERANCE && rank > 1 && rank < 50 && tr[rank - 1] <= 1e-3 &&
               tr[rank - 2] > 1e-3,
@@ -182,7 +182,7 @@ static void test_pivchol_threads(void)
   const kernel k = {KERNEL_MATERN52, 1.0};
   double *x = random_points(n, d, 4.0);
   const points p = {x, n, d, NULL, NULL};
-  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
   double *L1 = dalloc((size_t)n * rank), *L2 = dalloc((size_t)n * rank);
   double *tr = dalloc(rank);
   int *piv = xmalloc(sizeof(int) * rank), r1 = -1, r2 = -1;
@@ -203,7 +203,7 @@ static void test_cg_solve(void)
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  const kernel_op fly = {&k, &p, &p, NULL, 0, NULL, NULL, NULL}, cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL};
+  const kernel_op fly = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL}, cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL, 0, NULL};
   double *rhs = random_matrix(n, nrhs), *noise = dalloc(n);
   for (int i = 0; i < n; i++) {
     noise[i] = 0.02 + 0.08 * (i % 4); /* heteroscedastic */
@@ -373,7 +373,7 @@ static void test_cg_slabs(void)
   const kernel k = {KERNEL_MATERN32, 1.0};
   double *x = random_points(n, d, 3.0);
   const points p = {x, n, d, NULL, NULL};
-  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
   double *rhs = random_matrix(n, nrhs), *noise = dalloc(n);
   double *al = dalloc((size_t)n * nrhs);
   for (int i = 0; i < n; i++) noise[i] = 0.1;

@@ -46,8 +46,8 @@ static void test_rows_t(void)
   double *Kt = naive_kernel_matrix(&k, xt, m, x, n, d);
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  const kernel_op fly = {&k, &p, &p, NULL, 0, NULL, NULL, NULL}, cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL};
-  const kernel_op test = {&k, &pt, &p, NULL, 0, NULL, NULL, NULL};
+  const kernel_op fly = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL}, cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL, 0, NULL};
+  const kernel_op test = {&k, &pt, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
   /* Row counts that fill groups of 32 rows and leave part of one; column
    * counts that take the one-column path alone and both paths; n leaves a
    * partial chunk of columns at the end of the last tile. */
@@ -387,7 +387,7 @@ void test_sgd(void)
   double *K = naive_kernel_matrix(&k, x, n, x, n, d);
   double *Kc = dalloc((size_t)n * n);
   kernel_block_matrix(&k, &p, &p, Kc, 2);
-  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL}, op_cached = {&k, &p, &p, Kc, 0, NULL, NULL, NULL, 0, NULL};
   const hand_problem hp = {&k, x, K, noise, rhs, reg, n, d, nrhs};
   const size_t len = (size_t)n * nrhs;
   double *star = dalloc(len), *chol_work = dalloc((size_t)n * n);
@@ -517,7 +517,7 @@ void test_sgd(void)
     const int m = 23, at[3] = {5, 10, 12};
     double *xt = random_points(m, d, 18.0), *yt = random_matrix(m, 1);
     const points pt = {xt, m, d, NULL, NULL};
-    const kernel_op test = {&k, &pt, &p, NULL, 0, NULL, NULL, NULL};
+    const kernel_op test = {&k, &pt, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
     double *Kt = naive_kernel_matrix(&k, xt, m, x, n, d);
     sdd_options opt;
     memset(&opt, 0, sizeof opt);

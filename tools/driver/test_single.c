@@ -82,8 +82,8 @@ static void test_single_operator(void)
     double *K = naive_kernel_matrix(&k, x, n, x, n, d);
     float *cache = xmalloc(sizeof(float) * (size_t)n * n);
     kernel_block_build(&k, &p, &p, 1, cache, 2, NULL, NULL);
-    const kernel_op fly = {&k, &p, &p, NULL, 1, NULL, NULL, NULL};
-    const kernel_op cached = {&k, &p, &p, NULL, 1, cache, NULL, NULL};
+    const kernel_op fly = {&k, &p, &p, NULL, 1, NULL, NULL, NULL, 0, NULL};
+    const kernel_op cached = {&k, &p, &p, NULL, 1, cache, NULL, NULL, 0, NULL};
     double *o1 = dalloc((size_t)nrows * ncol), *o2 = dalloc((size_t)nrows * ncol);
     double *o3 = dalloc((size_t)nrows * ncol);
     kernel_op_rows(&fly, rows, nrows, A, ncol, o1, nrows, 1);

@@ -1,0 +1,136 @@
+#' Share an SDD solve between MPI processes
+#'
+#' `sddgp_mpi()` is the `parallel` argument of [gp_sdd()] (and of
+#' [simulate.sddgp()], whose fresh draws are solved the same way) for a
+#' script that runs as every process of an MPI job, `mpirun -np P Rscript
+#' script.R`: each process loads the same data and calls the same
+#' functions with the same seed, and each SDD solve is shared among them.
+#' The kernel matrix's columns are split: each process owns whole tiles of
+#' 256 training points (one contiguous shard, or one piece in each of a few
+#' rounds, see below). Every step, all processes draw the same batch from
+#' the counter-based generator, sum its kernel rows against their own
+#' points' coefficients, and pass the sums on in rank order; every process
+#' then holds the same finished sums and takes the same step on all the
+#' coefficients (that part of a step, a few operations per coefficient, is
+#' repeated by each), so each one returns the whole fit (save it from rank
+#' 0). Everything but the solve's kernel products (hyperparameter
+#' estimation, the warm start, predictions) is done by every process alike.
+#'
+#' @section Identical results: One process sums each row of a product over
+#'   its columns in a fixed order, each partial sum going on from the last.
+#'   A sum of per-process partial sums (an allreduce) would round
+#'   differently, so the processes pass the running sums along instead:
+#'   rank 0 sums a group of 64 batch rows over its shard and sends them to
+#'   rank 1, which goes on over its own, and so on, while rank 0 starts on
+#'   the next group (a pipeline); the last rank broadcasts the finished
+#'   sums. The fit is then bit for bit that of one process with the same
+#'   seed, whatever the number of processes. Per step and round each
+#'   process sends \eqn{B (s + 1)}{B (s + 1)} numbers to the next, and all
+#'   receive a broadcast of as many (batch size \eqn{B}{B}, \eqn{s}{s}
+#'   samples).
+#'   The pipeline idles while it fills, \eqn{P - 1}{P - 1} of its
+#'   \eqn{G = B / 64}{G = B / 64} group slots per process; with many
+#'   processes the points are instead cut into \eqn{R P}{R P} pieces, piece
+#'   \eqn{q}{q} owned by rank \eqn{q \bmod P}{q mod P}, so that the sums go
+#'   round the ranks \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the
+#'   fill takes at most a ninth (\eqn{G R \ge 8 (P - 1)}{G R >= 8 (P - 1)}),
+#'   at the price of \eqn{R}{R} times the messages. Measured and modelled
+#'   costs: `inst/benchmarks/distributed.R`.
+#'
+#' @section Limits: The dual coordinate estimator (SDD itself, and not
+#'   SGD's primal one), double precision, the kernel evaluated on the fly
+#'   (a cached kernel matrix is not shared), and no `time_limit` (the
+#'   processes must stop at the same step). A process that fails makes
+#'   `mpirun` end the job.
+#'
+#' @section Installing: On Debian or Ubuntu, `apt-get install r-cran-rmpi
+#'   libopenmpi-dev` (Rmpi loads `libmpi.so`, which the `-dev` package
+#'   provides), then run the script with `mpirun -np 4 Rscript script.R`
+#'   (as root, add `--allow-run-as-root`; more processes than cores,
+#'   `--oversubscribe`). Give each process `threads` of its own cores.
+#'
+#' @param comm The Rmpi communicator: 0 is `MPI_COMM_WORLD`, all the
+#'   processes `mpirun` started.
+#' @return An object of class `sddgp_mpi`.
+#' @examples
+#' \dontrun{
+#' # script.R, run as mpirun -np 2 Rscript script.R
+#' library(sddgp)
+#' set.seed(1)
+#' x <- matrix(runif(20000 * 3), ncol = 3)
+#' y <- sin(4 * x[, 1]) + x[, 2] + rnorm(20000, sd = 0.1)
+#' set.seed(2)
+#' fit <- gp_sdd(x, y, kernel = matern(3/2, c(0.5, 0.5, 0.5), 1), noise = 0.01,
+#'               control = sdd_control(), samples = 16, threads = 1,
+#'               parallel = sddgp_mpi())
+#' if (Rmpi::mpi.comm.rank(0) == 0) saveRDS(fit, "fit.rds")
+#' Rmpi::mpi.finalize()
+#' }
+#' @export
+sddgp_mpi <- function(comm = 0L) {
+  if (!requireNamespace("Rmpi", quietly = TRUE)) {
+    sddgp_abort(paste("sddgp_mpi() needs the package Rmpi: on Debian,",
+                      "apt-get install r-cran-rmpi libopenmpi-dev."),
+                class = "sddgp_error_dependency")
+  }
+  check_number(comm, "comm", lower = 0, integer = TRUE)
+  comm <- as.integer(comm)
+  structure(list(comm = comm, rank = as.integer(Rmpi::mpi.comm.rank(comm)),
+                 size = as.integer(Rmpi::mpi.comm.size(comm))),
+            class = "sddgp_mpi")
+}
+
+#' @export
+print.sddgp_mpi <- function(x, ...) {
+  cat(sprintf("<sddgp_mpi> rank %d of %d processes (communicator %d)\n",
+              x$rank, x$size, x$comm))
+  invisible(x)
+}
+
+# sdd_settings() for a solve shared by the processes of `mpi` on n points:
+# the messages (src/shard_r.c calls them) and the settings the sharded
+# loop supports.
+mpi_settings <- function(settings, mpi, n) {
+  if (settings$estimator != "dual_coordinates") {
+    abort_argument("parallel", sprintf(paste(
+      "is sddgp_mpi(), which shares the dual coordinate estimator's solve only,",
+      "not \"%s\""), settings$estimator))
+  }
+  if (is.finite(settings$time_limit)) {
+    abort_argument("parallel", paste(
+      "is sddgp_mpi(), whose processes must stop at the same step: leave",
+      "`time_limit` at Inf"))
+  }
+  if (settings$precision != "double") {
+    abort_argument("parallel", "is sddgp_mpi(), which needs precision = \"double\"")
+  }
+  # Each process owns whole tiles of 256 points (src/shard.h).
+  if (ceiling(n / 256) < mpi$size) {
+    abort_argument("parallel", sprintf(paste(
+      "is sddgp_mpi() with %d processes, each of which needs a tile of 256 of",
+      "the %d points: use at most %d processes"), mpi$size, n, ceiling(n / 256)))
+  }
+  comm <- mpi$comm
+  # Tag of the running sums passed on (the broadcast has none).
+  tag <- 4242L
+  # Sends do not wait for their receive (between rounds the sums go round
+  # a ring, where blocking sends could wait for each other): each is an
+  # Rmpi request, its vector kept here until the product's broadcast,
+  # which every process reaches only after receiving all its sums, waits
+  # for them all (src/shard.h keeps them within Rmpi's 2000 requests).
+  pending <- list()
+  settings$use_cache <- FALSE
+  settings$shard <- list(
+    rank = mpi$rank, size = mpi$size,
+    send = function(x, peer) {
+      pending[[length(pending) + 1L]] <<- x
+      Rmpi::mpi.isend(x, 2L, peer, tag, comm = comm, request = length(pending) - 1L)
+    },
+    recv = function(x, peer) Rmpi::mpi.recv(x, 2L, peer, tag, comm = comm),
+    bcast = function(x, peer) {
+      if (length(pending)) Rmpi::mpi.waitall(length(pending))
+      pending <<- list()
+      Rmpi::mpi.bcast(x, 2L, rank = peer, comm = comm)
+    })
+  settings
+}

@@ -1,0 +1,154 @@
+# A sharded SDD solve (sddgp_mpi()): per-step communication against
+# compute, measured for P = 1 and 2 processes on this machine, and a model
+# of the speed-up for P = 2..64 on a cluster.
+#
+#   Rscript inst/benchmarks/distributed.R --part=measure            (P = 1)
+#   mpirun --allow-run-as-root -np 2 Rscript inst/benchmarks/distributed.R --part=measure
+#   Rscript inst/benchmarks/distributed.R --part=model
+#     [--n=100000] [--samples=0,64] [--steps=20] [--threads=1] [--latency=50e-6]
+#     [--bandwidth=1.25e9] [--out=inst/extdata/benchmarks/distributed.csv]
+#
+# measure: n points in d = 8 dimensions (Matern-3/2), batches of 512, the
+# posterior mean and `samples` sample systems, `steps` steps of the C loop
+# (tolerance 0, no warm start), each process on `threads` threads.  Per
+# step: the wall time, and the time spent in the message callbacks (sends,
+# receives, the broadcast, including the waits for the other rank: the
+# pipeline's fill and drain); and, with P = 2, the cost of one message of
+# each kind alone (a group of 64 rows' running sums from rank 0 to 1, and
+# the broadcast of all B (s + 1) sums) through Rmpi, as the solve's
+# callbacks send them, the least of 5 blocks of 100.  A checksum of the
+# solution shows that P = 2 gives P = 1's bits.
+#
+# model: the step time on P processes of a cluster, from the measured
+# single-process compute per step c(n) (proportional to n) and messages of
+# latency `latency` and `bandwidth` bytes per second (10 GbE, 50 us),
+# plus the measured software cost per message (R and Rmpi calls):
+#   G = B / 64 groups and R rounds (shard_rounds() of src/shard.c: the
+#   least with G R >= 8 (P - 1), at most a tile per piece and 64); a
+#   group's compute on one piece u = c(n) / (P G R); the pipeline runs
+#   G R + P - 1 slots, each u plus one message of 64 (s + 1) doubles; then
+#   a broadcast of B (s + 1) doubles, ceil(log2 P) hops.
+#   T(P) = (G R + P - 1) (u + m) + ceil(log2 P) b,  speed-up c(n) / T(P).
+source(file.path("inst", "benchmarks", "options.R"))
+suppressPackageStartupMessages(library(sddgp))
+part <- choice_option("part", c("measure", "model"))
+ns <- as.numeric(split_list(option("n", "100000")))
+samples <- as.integer(split_list(option("samples", "0,64")))
+steps <- as.integer(option("steps", "20"))
+threads <- as.integer(option("threads", "1"))
+latency <- as.numeric(option("latency", "50e-6"))
+bandwidth <- as.numeric(option("bandwidth", "1.25e9"))
+out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "distributed.csv"))
+d <- 8L
+batch <- 512L
+group <- 64L  # SHARD_GROUP of src/shard.h
+
+# shard_rounds() of src/shard.c for batches of `batch` rows.
+rounds_for <- function(n, P) {
+  max(1, min(ceiling(8 * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 64))
+}
+
+mpi <- if (part == "measure" && nzchar(Sys.getenv("OMPI_COMM_WORLD_SIZE"))) sddgp_mpi()
+processes <- if (is.null(mpi)) 1L else mpi$size
+rank0 <- is.null(mpi) || mpi$rank == 0L
+
+# The C loop's problem and settings for n points and s samples.
+loop_case <- function(n, s) {
+  set.seed(1)
+  x <- (matrix(stats::runif(n * d), n, d) - 0.5) * 2
+  y <- sin(3 * x[, 1]) + x[, 2] * x[, d] + stats::rnorm(n, sd = 0.1)
+  kernel <- matern(3/2, rep(0.8, d), 1)
+  set.seed(2)
+  prior <- if (s > 0) sddgp:::draw_prior(kernel, d, 2000L, s)
+  problem <- sddgp:::new_problem(x, y, kernel, 0.01, prior, threads)
+  control <- sdd_control(iterations = steps, batch_size = batch, tolerance = 0,
+                         check_every = steps, cache = "never", warm_start = "none")
+  settings <- sddgp:::sdd_settings(control, problem, "dual", "coordinates", 100L,
+                                   rep(1, s + 1L))
+  if (!is.null(mpi)) settings <- sddgp:::mpi_settings(settings, mpi, n)
+  list(problem = problem, settings = settings)
+}
+
+# Seconds per message from rank 0 to 1 (len doubles), and per broadcast
+# from the last rank, through Rmpi as the callbacks call it: the least of
+# 5 blocks of 100 (the machine is shared, and this is the software's cost).
+message_seconds <- function(len, reps = 100L) {
+  if (is.null(mpi) || mpi$size < 2L) return(c(NA_real_, NA_real_))
+  x <- double(len)
+  y <- double(len * batch / group)
+  timed <- function(f) {
+    Rmpi::mpi.barrier(0L)
+    start <- proc.time()[["elapsed"]]
+    for (i in seq_len(reps)) f()
+    Rmpi::mpi.barrier(0L)
+    (proc.time()[["elapsed"]] - start) / reps
+  }
+  send <- function() {
+    if (mpi$rank == 0L) Rmpi::mpi.send(x, 2L, 1L, 7L, comm = 0L)
+    else if (mpi$rank == 1L) x <<- Rmpi::mpi.recv(x, 2L, 0L, 7L, comm = 0L)
+  }
+  bcast <- function() y <<- Rmpi::mpi.bcast(y, 2L, rank = mpi$size - 1L, comm = 0L)
+  c(min(replicate(5L, timed(send))), min(replicate(5L, timed(bcast))))
+}
+
+if (part == "measure") {
+  rows <- NULL
+  for (n in ns) for (s in samples) {
+    case <- loop_case(n, s)
+    if (!is.null(mpi)) Rmpi::mpi.barrier(0L)
+    load <- load_average()
+    elapsed <- system.time(res <- sddgp:::sdd_loop_call(case$problem, case$settings,
+                                                        threads))[["elapsed"]]
+    msg <- message_seconds(group * (s + 1L))
+    rows <- rbind(rows, data.frame(
+      part = "measured", machine = cpu_model(), n = n, d = d, samples = s, batch = batch,
+      processes = processes, threads = threads,
+      rounds = rounds_for(n, processes), steps = res$iterations,
+      step_seconds = elapsed / res$iterations,
+      comm_wait_seconds = res$comm_seconds / res$iterations,
+      message_seconds = msg[1L], bcast_seconds = msg[2L],
+      checksum = sprintf("%.17g", sum(res$alpha * seq_along(res$alpha))),
+      load = load, latency = NA, bandwidth = NA, speedup = NA, efficiency = NA))
+    rm(case, res)
+    gc()
+  }
+  if (rank0) {
+    print(rows[, c("n", "samples", "processes", "step_seconds", "comm_wait_seconds",
+                   "message_seconds", "bcast_seconds", "checksum", "load")])
+    replace_rows(rows, out_csv, c("part", "machine", "n", "samples", "processes", "threads"))
+  }
+  if (!is.null(mpi)) invisible(Rmpi::mpi.finalize())
+} else {
+  measured <- utils::read.csv(out_csv, stringsAsFactors = FALSE)
+  measured <- measured[measured$part == "measured", ]
+  rows <- NULL
+  for (s in samples) {
+    one <- measured[measured$samples == s & measured$processes == 1L, ]
+    two <- measured[measured$samples == s & measured$processes == 2L, ]
+    if (!nrow(one) || !nrow(two)) stop("measure P = 1 and 2 with ", s, " samples first")
+    # Compute per point and step on one process, and the software cost of
+    # a message (measured between local processes: memory copies and the
+    # R and Rmpi calls).
+    per_point <- one$step_seconds[1L] / one$n[1L]
+    soft_send <- two$message_seconds[1L]
+    soft_bcast <- two$bcast_seconds[1L]
+    G <- batch / group
+    for (n in c(1e5, 1e6, 1e7)) for (P in c(2L, 4L, 8L, 16L, 32L, 64L)) {
+      c1 <- per_point * n
+      R <- rounds_for(n, P)
+      u <- c1 / (P * G * R)
+      m <- soft_send + latency + 8 * group * (s + 1) / bandwidth
+      b <- soft_bcast + latency + 8 * batch * (s + 1) / bandwidth
+      step <- (G * R + P - 1) * (u + m) + ceiling(log2(P)) * b
+      rows <- rbind(rows, data.frame(
+        part = "model", machine = one$machine[1L], n = n, d = d, samples = s, batch = batch,
+        processes = P, threads = one$threads[1L], rounds = R, steps = NA, step_seconds = step,
+        comm_wait_seconds = step - c1 / P, message_seconds = m, bcast_seconds = b,
+        checksum = NA, load = NA, latency = latency, bandwidth = bandwidth,
+        speedup = c1 / step, efficiency = c1 / step / P))
+    }
+  }
+  print(rows[rows$processes %in% c(2L, 16L, 64L),
+             c("n", "samples", "processes", "step_seconds", "speedup", "efficiency")])
+  replace_rows(rows, out_csv, c("part", "machine", "latency", "bandwidth"))
+}

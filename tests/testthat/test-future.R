@@ -1,0 +1,93 @@
+# sddgp_future(): independent work as futures on the user's plan, with the
+# results of a single process, bit for bit (R/future.R).
+
+skip_if_not_installed("future")
+
+# A fit with samples, made with `parallel` under the current plan.
+# The samples' smaller step makes some of them slower than the mean, so
+# that chunks of them stop at different steps.
+future_fit <- function(parallel, control = sdd_control(iterations = 3000, batch_size = 32,
+                                                       check_every = 10, tolerance = 0.02,
+                                                       step_size_samples = 10)) {
+  d <- make_data(400, 2, seed = 71)
+  withr::with_seed(72, gp_sdd(d$x, d$y, kernel = matern(3/2, c(0.3, 0.4), 1), noise = 0.01,
+                              control = control, samples = 7, threads = 1,
+                              parallel = parallel))
+}
+
+same_fit <- function(a, b) {
+  expect_identical(b$alpha, a$alpha)
+  expect_identical(b$alpha_samples, a$alpha_samples)
+  expect_identical(b$iterations, a$iterations)
+  expect_identical(b$status, a$status)
+  expect_identical(b$trace[names(b$trace) != "seconds"], a$trace[names(a$trace) != "seconds"])
+  expect_identical(b$fitted.values, a$fitted.values)
+}
+
+test_that("sddgp_future() validates its settings and the `parallel` argument", {
+  expect_s3_class(sddgp_future(), "sddgp_future")
+  expect_identical(sddgp_future(threads = 2)$threads, 2L)
+  expect_error(sddgp_future(threads = 0), class = "sddgp_error_argument")
+  expect_error(sddgp_future(chunks = 1.5), class = "sddgp_error_argument")
+  expect_error(predict(future_fit(NULL), matrix(0.5, 1, 2), parallel = 2),
+               class = "sddgp_error_argument")
+  expect_output(print(sddgp_future(threads = 2)), "2 threads each")
+})
+
+test_that("chunked sample systems equal one run, with resumed chunks and a metric trace", {
+  withr::local_options(future.plan = NULL)
+  old <- future::plan("sequential")
+  on.exit(future::plan(old), add = TRUE)
+  single <- future_fit(NULL)
+  resumed <- new.env()
+  resumed$n <- 0L
+  # Chunks stop at different steps here: the early ones are resumed.
+  trace(sddgp:::resumed_piece, bquote(assign("n", .(resumed)$n + 1L, envir = .(resumed))),
+        print = FALSE,
+        where = asNamespace("sddgp"))
+  on.exit(untrace(sddgp:::resumed_piece, where = asNamespace("sddgp")), add = TRUE)
+  for (chunks in c(2L, 3L, 6L)) same_fit(single, future_fit(sddgp_future(chunks = chunks)))
+  expect_gt(resumed$n, 0L)
+  # Permutation batches resumed mid-epoch; trace metrics in the first chunk.
+  d <- make_data(100, 2, seed = 73)
+  control <- sdd_control(iterations = 3000, batch_size = 48, check_every = 10,
+                         tolerance = 0.02, batch_sampling = "permutation",
+                         test_x = d$x, test_y = d$y, trace_every = 25)
+  same_fit(future_fit(NULL, control), future_fit(sddgp_future(chunks = 3), control))
+  # A run to the iteration budget.
+  control <- sdd_control(iterations = 200, batch_size = 32, tolerance = 1e-6)
+  expect_warning(a <- future_fit(NULL, control), class = "sddgp_warning_not_converged")
+  expect_warning(b <- future_fit(sddgp_future(chunks = 2), control),
+                 class = "sddgp_warning_not_converged")
+  same_fit(a, b)
+})
+
+test_that("a multisession plan gives the sequential fit, predictions and draws", {
+  skip_on_cran()
+  single <- future_fit(NULL)
+  d <- make_data(300, 2, seed = 74)
+  pred <- predict(single, d$x, se.fit = TRUE, chunk_size = 64)
+  draws <- simulate(single, nsim = 5, newdata = d$x, seed = 75)
+  old <- future::plan("multisession", workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  par <- sddgp_future()
+  same_fit(single, future_fit(par))
+  expect_identical(predict(single, d$x, se.fit = TRUE, chunk_size = 64, parallel = par), pred)
+  expect_identical(simulate(single, nsim = 5, newdata = d$x, seed = 75, parallel = par), draws)
+  # The option is the default of `parallel`.
+  withr::local_options(sddgp.parallel = par)
+  expect_identical(predict(single, d$x, se.fit = TRUE, chunk_size = 64), pred)
+})
+
+test_that("a worker that dies is a classed error, not a hang", {
+  skip_on_cran()
+  skip_on_os("windows")
+  fit <- future_fit(NULL)
+  old <- future::plan("multisession", workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  # A worker that kills itself while it predicts.
+  die <- function(ctx, xc, threads) tools::pskill(Sys.getpid(), tools::SIGKILL)
+  expect_error(sddgp:::map_pieces(matrix(1:4, 4), list(1:2, 3:4), die, NULL,
+                                  sddgp_future(), 1L, "dying"),
+               class = "sddgp_error_worker")
+})

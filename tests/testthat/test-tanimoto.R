@@ -132,6 +132,21 @@ test_that("SDD with the Tanimoto kernel matches the exact solve", {
   expect_equal(predict(sparse, xt), ref$mean, tolerance = 1e-10)
 })
 
+test_that("count fingerprints predict alike from dense and sparse new data", {
+  skip_if_not_installed("Matrix")
+  d <- make_molecules(80, 40, seed = 16, counts = TRUE)
+  xt <- make_fingerprints(5, 40, seed = 17, counts = TRUE)
+  ref <- ref_tanimoto_posterior(d$x, d$y, xt, 1, 0.1, 2)$mean
+  for (x in list(d$x, as_sparse(d$x))) {
+    fit <- gp_sdd(x, d$y, kernel = tanimoto(1, 2), noise = 0.1, standardize = FALSE,
+                  solver = "cholesky", samples = 2, threads = 1)
+    expect_false(fit$kernel$binary)
+    expect_equal(predict(fit, xt), ref, tolerance = 1e-10)
+    expect_equal(predict(fit, as_sparse(xt)), ref, tolerance = 1e-10)
+    expect_equal(dim(simulate(fit, 2, newdata = as_sparse(xt), seed = 1)), c(5L, 2L))
+  }
+})
+
 test_that("Tanimoto posterior samples have the exact posterior covariance", {
   # As in test-simulate.R: independent calls each draw fresh hash features,
   # so over the calls the samples follow the exact posterior; batch means

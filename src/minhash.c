@@ -35,7 +35,8 @@ static void visit(void *ctx, int c, double v)
       /* MinHash: a uniform key per (feature, column). */
       key = draw(h, j, c, 1, 0);
     } else {
-      /* Ioffe (2010), Algorithm 1: r, e ~ Gamma(2, 1), b ~ U(0, 1);
+      /* Ioffe's (2010) improved consistent weighted sampling: r, e ~
+       * Gamma(2, 1) (-log of two uniforms' product), b ~ U(0, 1);
        * level = floor(log v / r + b), y = exp(r (level - b)),
        * a = e / (y exp(r)); the least a wins, and (column, level) is the
        * hash.  Compared on the log scale, where nothing overflows. */

@@ -165,12 +165,12 @@ test_that("Tanimoto posterior samples have the exact posterior covariance", {
 })
 
 test_that("Tanimoto fits are identical on 1 and 2 threads", {
-  d <- make_molecules(300, 64, seed = 11, counts = TRUE)
+  d <- make_molecules(200, 64, seed = 11, counts = TRUE)
   fit <- function(threads, solver) {
     withr::with_seed(12, gp_sdd(d$x, d$y, kernel = tanimoto(1), noise = 0.05,
                                 solver = solver, samples = 3, threads = threads,
-                                control = if (solver == "sdd") sdd_control(iterations = 300) else
-                                  sgd_control(iterations = 300)))
+                                control = if (solver == "sdd") sdd_control(iterations = 200) else
+                                  sgd_control(iterations = 200)))
   }
   for (solver in c("sdd", "sgd")) {
     one <- fit(1, solver)
@@ -205,7 +205,8 @@ test_that("Tanimoto hyperparameters: gradient, estimates and the prior mean", {
 
   withr::local_seed(14)
   fit <- gp_sdd(d$x, d$y, kernel = "tanimoto", threads = 2)
-  expect_identical(fit$estimation$estimated, c("variance", "noise"))
+  expect_identical(fit$estimation$estimated, c("variance", "noise", "mean"))
+  expect_identical(attr(logLik(fit), "df"), 3L)
   expect_null(fit$kernel$lengthscale)
   # With all 120 points in the subset, mu0 is the GLS estimate there.
   sc <- fit$scaling$y_scale

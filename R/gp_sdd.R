@@ -229,6 +229,8 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
     ys <- standardize_targets(y, scaling)
     start <- NULL # its solutions were for the old centre
     kernel$mean <- scaling$y_center
+    # Counted among the estimates (logLik()'s degrees of freedom).
+    if (!is.null(estimated)) estimated$estimated <- c(estimated$estimated, "mean")
   }
   if (!tanimoto) check_input_magnitude(xs, kernel)
   fit <- new_sddgp(xs, ys, scaling, kernel, noise, weights, chosen$solver,

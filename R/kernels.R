@@ -70,6 +70,24 @@ squared_exponential <- function(lengthscale = NULL, variance = NULL) {
 #' solvers `"svgp"`, `"dsg"` and `"cabcd"`, built on continuous inputs or
 #' Fourier features, refuse this kernel, as does `precision = "single"`.
 #'
+#' @section From SMILES to fingerprints: The package rcdk (the Chemistry
+#'   Development Kit, which needs Java; Debian's `r-cran-rcdk`) computes
+#'   circular fingerprints, ECFP4 being RDKit's Morgan fingerprint of radius
+#'   2. Their set bits go straight into a sparse matrix, one row per
+#'   molecule:
+#'   ```
+#'   mols <- rcdk::parse.smiles(smiles)  # NULL where CDK cannot parse
+#'   bits <- lapply(mols, function(m) rcdk::get.fingerprint(
+#'     m, type = "circular", fp.mode = "bit", size = 1024,
+#'     circular.type = "ECFP4")@bits)
+#'   x <- Matrix::sparseMatrix(i = rep(seq_along(bits), lengths(bits)),
+#'                             j = unlist(bits), x = 1,
+#'                             dims = c(length(bits), 1024))
+#'   fit <- gp_sdd(x, y, kernel = "tanimoto")
+#'   ```
+#'   `inst/benchmarks/molecules.R` does this for the molecules of Debian's
+#'   `rdkit-data`.
+#'
 #' @param variance Positive kernel variance \eqn{A}{A} (of the standardised
 #'   targets when `standardize = TRUE` in [gp_sdd()]), or `NULL` to estimate
 #'   it.

@@ -27,7 +27,8 @@
 #' @return An object of class `logLik` (also `sddgp_logLik`) with
 #'   attributes `df`, the number of estimated hyperparameters (each length
 #'   scale, the kernel variance and the noise variance left `NULL` in
-#'   [gp_sdd()]; the centring and scaling of `standardize` are not
+#'   [gp_sdd()], and the [tanimoto()] kernel's prior mean when estimated
+#'   with them; the centring and scaling of `standardize` are not
 #'   counted), `nobs`, the number of observations, and `estimate`, `TRUE`
 #'   when the value is an estimate rather than exact. So [stats::AIC()] and
 #'   [stats::BIC()] work on fits.
@@ -123,7 +124,10 @@ fit_log_likelihood <- function(fit, sol, threads) {
 # (length scales by input column).
 estimated_parameters <- function(object) {
   est <- object$estimation$estimated
-  # One kernel variance and noise, shared by the outputs of a multi-output fit.
-  nm <- c(paste0("lengthscale.", input_labels(object)), "variance", "noise")
-  nm[c(rep("lengthscale" %in% est, object$d), "variance" %in% est, "noise" %in% est)]
+  # One kernel variance and noise, shared by the outputs of a multi-output
+  # fit; the Tanimoto kernel's prior mean, one per output.
+  means <- if (n_outputs(object) == 1L) "mean" else paste("mean", output_names(object), sep = ".")
+  nm <- c(paste0("lengthscale.", input_labels(object)), "variance", "noise", means)
+  nm[c(rep("lengthscale" %in% est, object$d), "variance" %in% est, "noise" %in% est,
+       rep("mean" %in% est, length(means)))]
 }

@@ -30,7 +30,9 @@
 #' @param ... For `update()`: arguments of [gp_sdd()] to change (`NULL`
 #'   removes one); otherwise unused.
 #' @return `coef()`: a named numeric vector, `lengthscale.<input>` for each
-#'   input column (named as in `print()`), `variance` and `noise`.
+#'   input column (named as in `print()`), `variance` and `noise`; for the
+#'   [tanimoto()] kernel, which has no length scales, `variance`, `noise`
+#'   and its prior `mean`.
 #'   `sigma()`, `nobs()`: a number. `formula()`: a formula. `update()`: the
 #'   new fit, or its call. `fitted()`, `residuals()`: a vector, one value
 #'   per observation (with `NA` at rows left out by `na.action =
@@ -59,10 +61,15 @@ coef.sddgp <- function(object, ...) {
   per_output <- function(name) {
     if (n_outputs(object) == 1L) name else paste(name, output_names(object), sep = ".")
   }
-  c(stats::setNames(object$kernel$lengthscale * sc$x_scale,
-                    paste0("lengthscale.", input_labels(object))),
+  c(if (!is_tanimoto(object$kernel)) {
+      stats::setNames(object$kernel$lengthscale * sc$x_scale,
+                      paste0("lengthscale.", input_labels(object)))
+    },
     stats::setNames(object$kernel$variance * sc$y_scale^2, per_output("variance")),
-    stats::setNames(object$noise * sc$y_scale^2, per_output("noise")))
+    stats::setNames(object$noise * sc$y_scale^2, per_output("noise")),
+    if (is_tanimoto(object$kernel)) {
+      stats::setNames(rep_len(object$kernel$mean, n_outputs(object)), per_output("mean"))
+    })
 }
 
 #' @rdname sddgp-methods

@@ -41,7 +41,7 @@ hyperparameter_lines <- function(x, labels, digits) {
 # (fingerprints) were not standardised.
 tanimoto_lines <- function(x, digits) {
   c(sprintf("  prior mean %s (units of y); %s fingerprints, not standardised",
-            paste(format(x$kernel$mean, digits = digits), collapse = ", "),
+            paste(format(x$kernel$mean, digits = digits, trim = TRUE), collapse = ", "),
             if (isTRUE(x$kernel$binary)) "binary" else "count"),
     noise_label(x$noise, x$weights, digits),
     strwrap(if (all(x$scaling$y_scale == 1)) "(hyperparameters in the data's units)" else

@@ -494,13 +494,18 @@ void kernel_op_rows_add(const kernel_op *op, const int *rows, int nrows,
                         int nthreads)
 {
   const tiles_ctx ctx = tiles_for(op);
-  /* A column brings its coordinates and norm; from a cache, nothing that
-   * another chunk of rows reuses. */
+  /* A column brings its coordinates and norm (or its fingerprint); from a
+   * cache, nothing that another chunk of rows reuses.  A kernel value
+   * costs about a flop per coordinate (per word or entry of a
+   * fingerprint). */
+  const int stationary = kernel_stationary(op->k);
+  const double fp_bytes = stationary ? 0.0 : tanimoto_point_bytes(op->x2);
   const size_t col_bytes = op->cache || op->cache32 ? 0 :
+    !stationary ? (size_t)fp_bytes :
     op->single ? sizeof(float) * (size_t)op->x2->d :
     sizeof(double) * (size_t)(op->x2->d + 1);
-  block_product_add(block_tiles, &ctx, op->x1->d, col_bytes, rows, nrows,
-                    op->x2->n, A, ncol, out, ldo, nthreads);
+  block_product_add(block_tiles, &ctx, stationary ? op->x1->d : fp_bytes / 8.0,
+                    col_bytes, rows, nrows, op->x2->n, A, ncol, out, ldo, nthreads);
 }
 
 void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,

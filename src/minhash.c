@@ -10,7 +10,7 @@
 /* The running minimum of each feature of a chunk over the point's nonzeros:
  * the key (MinHash) or log a (weighted sampling) and the hash value. */
 typedef struct {
-  uint64_t seed, j0; /* feature of the chunk's first entry */
+  uint64_t stream, j0; /* rng_key of the hashes' stream; the chunk's first feature */
   int d, len, binary;
   double key[HASH_CHUNK];
   int col[HASH_CHUNK];
@@ -18,14 +18,15 @@ typedef struct {
 } hash_state;
 
 /* The draws of feature j at column c: counters (j d + c) k + 0..k-1. */
-static double draw(const hash_state *h, uint64_t j, int c, int k, int t)
+static inline double draw(const hash_state *h, uint64_t j, int c, int k, int t)
 {
-  return rng_uniform(h->seed, RNG_STREAM_HASH, (j * h->d + c) * k + t);
+  return rng_keyed_uniform(h->stream, (j * h->d + c) * k + t);
 }
 
 static void visit(void *ctx, int c, double v)
 {
   hash_state *h = ctx;
+  const double log_v = h->binary ? 0.0 : log(v);
   for (int t = 0; t < h->len; t++) {
     const uint64_t j = h->j0 + t;
     double key;
@@ -34,14 +35,15 @@ static void visit(void *ctx, int c, double v)
       /* MinHash: a uniform key per (feature, column). */
       key = draw(h, j, c, 1, 0);
     } else {
-      /* Ioffe (2010), Algorithm 1: r, e ~ Gamma(2, 1), b ~ U(0, 1);
+      /* Ioffe's (2010) improved consistent weighted sampling: r, e ~
+       * Gamma(2, 1) (-log of two uniforms' product), b ~ U(0, 1);
        * level = floor(log v / r + b), y = exp(r (level - b)),
        * a = e / (y exp(r)); the least a wins, and (column, level) is the
        * hash.  Compared on the log scale, where nothing overflows. */
       const double r = -log(draw(h, j, c, 5, 0) * draw(h, j, c, 5, 1));
       const double e = -log(draw(h, j, c, 5, 2) * draw(h, j, c, 5, 3));
       const double b = draw(h, j, c, 5, 4);
-      const double lv = floor(log(v) / r + b);
+      const double lv = floor(log_v / r + b);
       level = (int64_t)lv;
       key = log(e) - r * (lv - b) - r;
     }
@@ -57,7 +59,8 @@ void minhash_features(uint64_t seed, uint64_t first, double scale,
                       const points *p, int i, int j0, int len, double *out)
 {
   hash_state h;
-  h.seed = seed;
+  h.stream = rng_key(seed, RNG_STREAM_HASH);
+  const uint64_t sign_key = rng_key(seed, RNG_STREAM_HASH_SIGN);
   h.d = p->d;
   h.binary = p->fp->words > 0;
   for (int c0 = 0; c0 < len; c0 += HASH_CHUNK) {
@@ -72,9 +75,9 @@ void minhash_features(uint64_t seed, uint64_t first, double scale,
     /* xi_j(column, level): a random sign per hash value. */
     for (int t = 0; t < h.len; t++) {
       const uint64_t j = h.j0 + t;
-      const uint64_t v = rng_bits(
-          rng_bits(seed, RNG_STREAM_HASH_SIGN, j * h.d + h.col[t]),
-          RNG_STREAM_HASH_SIGN, (uint64_t)h.level[t]);
+      const uint64_t v = rng_keyed_bits(
+          rng_key(rng_keyed_bits(sign_key, j * h.d + h.col[t]), RNG_STREAM_HASH_SIGN),
+          (uint64_t)h.level[t]);
       out[c0 + t] = v >> 63 ? -scale : scale;
     }
   }

@@ -1,29 +1,19 @@
 #include <math.h>
 #include "rng.h"
 
-#define GOLDEN_GAMMA 0x9E3779B97F4A7C15ULL
-
-/* SplitMix64's output function: a bijective 64-bit mixer with full
- * avalanche.  Applied to a Weyl sequence it is SplitMix64 itself, which is
- * why `counter` can index the sequence directly. */
-static uint64_t mix64(uint64_t z)
+uint64_t rng_key(uint64_t seed, rng_stream stream)
 {
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return rng_mix64(seed ^ rng_mix64((uint64_t)stream * RNG_GOLDEN_GAMMA));
 }
 
 uint64_t rng_bits(uint64_t seed, rng_stream stream, uint64_t counter)
 {
-  const uint64_t key = mix64(seed ^ mix64((uint64_t)stream * GOLDEN_GAMMA));
-  return mix64(key + (counter + 1) * GOLDEN_GAMMA);
+  return rng_keyed_bits(rng_key(seed, stream), counter);
 }
 
 double rng_uniform(uint64_t seed, rng_stream stream, uint64_t counter)
 {
-  /* 53 random bits, shifted half a unit so 0 and 1 never occur. */
-  return ((double)(rng_bits(seed, stream, counter) >> 11) + 0.5) *
-         (1.0 / 9007199254740992.0);
+  return rng_keyed_uniform(rng_key(seed, stream), counter);
 }
 
 int rng_index(uint64_t seed, rng_stream stream, uint64_t counter, int n)

@@ -29,6 +29,37 @@ typedef enum {
 
 uint64_t rng_bits(uint64_t seed, rng_stream stream, uint64_t counter);
 
+/* The same split in two, for loops that draw many numbers of one stream
+ * (the random hashes): rng_bits(seed, stream, c) = rng_keyed_bits(k, c)
+ * with k = rng_key(seed, stream), computed once. */
+uint64_t rng_key(uint64_t seed, rng_stream stream);
+
+/* The Weyl sequence's increment: 2^64 over the golden ratio. */
+#define RNG_GOLDEN_GAMMA 0x9E3779B97F4A7C15ULL
+
+/* SplitMix64's output function: a bijective 64-bit mixer with full
+ * avalanche.  Applied to a Weyl sequence it is SplitMix64 itself, which is
+ * why a counter can index the sequence directly. */
+static inline uint64_t rng_mix64(uint64_t z)
+{
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+static inline uint64_t rng_keyed_bits(uint64_t key, uint64_t counter)
+{
+  return rng_mix64(key + (counter + 1) * RNG_GOLDEN_GAMMA);
+}
+
+/* rng_uniform from a key: 53 random bits, shifted half a unit so 0 and 1
+ * never occur. */
+static inline double rng_keyed_uniform(uint64_t key, uint64_t counter)
+{
+  return ((double)(rng_keyed_bits(key, counter) >> 11) + 0.5) *
+         (1.0 / 9007199254740992.0);
+}
+
 /* Uniform on the open interval (0, 1). */
 double rng_uniform(uint64_t seed, rng_stream stream, uint64_t counter);
 

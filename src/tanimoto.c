@@ -51,7 +51,10 @@ static void binary_rows(const fingerprints *f1, const int *idx, int nr,
   }
 }
 
-/* Sum of minima of two sparse rows, by merging their sorted columns. */
+/* Sum of minima of two sparse rows, by merging their sorted columns.
+ * Written without branches on the columns (selects the compiler turns
+ * into conditional moves): which side advances is a coin toss on
+ * fingerprints, and mispredicted branches cost more than the rest. */
 static double sparse_min_sum(const fingerprints *f1, int i,
                              const fingerprints *f2, int j)
 {
@@ -60,15 +63,9 @@ static double sparse_min_sum(const fingerprints *f1, int i,
   double m = 0.0;
   while (a < ea && b < eb) {
     const int ca = f1->col[a], cb = f2->col[b];
-    if (ca == cb) {
-      m += f1->val[a] < f2->val[b] ? f1->val[a] : f2->val[b];
-      a++;
-      b++;
-    } else if (ca < cb) {
-      a++;
-    } else {
-      b++;
-    }
+    m += ca == cb ? vm_min(f1->val[a], f2->val[b]) : 0.0;
+    a += ca <= cb;
+    b += cb <= ca;
   }
   return m;
 }
@@ -93,6 +90,14 @@ void tanimoto_rows(const points *p1, const int *idx, int nr, const points *p2,
                              f2->sums + j0, out + q0 * ld, ld);
     }
   }
+}
+
+double tanimoto_point_bytes(const points *p)
+{
+  const fingerprints *f = p->fp;
+  if (f->words) return 8.0 * (f->words + 1);
+  if (f->start) return 12.0 * f->start[p->n] / (p->n > 0 ? p->n : 1) + 8.0;
+  return 8.0 * (p->d + 1);
 }
 
 void tanimoto_each_nonzero(const points *p, int i, tanimoto_visit visit,

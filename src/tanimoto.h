@@ -37,6 +37,11 @@ int tanimoto_words(int d);
 void tanimoto_rows(const points *p1, const int *idx, int nr, const points *p2,
                    int j0, int len, double *out, size_t ld);
 
+/* Bytes a point of p is compared from (its words, sparse entries or
+ * column of x, and its sum): block.c's measure of the work of a kernel
+ * value and of what stays in cache. */
+double tanimoto_point_bytes(const points *p);
+
 /* visit(ctx, column, value) for each nonzero entry of point i of p, in
  * increasing column order. */
 typedef void (*tanimoto_visit)(void *ctx, int col, double val);

@@ -132,6 +132,21 @@ test_that("SDD with the Tanimoto kernel matches the exact solve", {
   expect_equal(predict(sparse, xt), ref$mean, tolerance = 1e-10)
 })
 
+test_that("count fingerprints predict alike from dense and sparse new data", {
+  skip_if_not_installed("Matrix")
+  d <- make_molecules(80, 40, seed = 16, counts = TRUE)
+  xt <- make_fingerprints(5, 40, seed = 17, counts = TRUE)
+  ref <- ref_tanimoto_posterior(d$x, d$y, xt, 1, 0.1, 2)$mean
+  for (x in list(d$x, as_sparse(d$x))) {
+    fit <- gp_sdd(x, d$y, kernel = tanimoto(1, 2), noise = 0.1, standardize = FALSE,
+                  solver = "cholesky", samples = 2, threads = 1)
+    expect_false(fit$kernel$binary)
+    expect_equal(predict(fit, xt), ref, tolerance = 1e-10)
+    expect_equal(predict(fit, as_sparse(xt)), ref, tolerance = 1e-10)
+    expect_equal(dim(simulate(fit, 2, newdata = as_sparse(xt), seed = 1)), c(5L, 2L))
+  }
+})
+
 test_that("Tanimoto posterior samples have the exact posterior covariance", {
   # As in test-simulate.R: independent calls each draw fresh hash features,
   # so over the calls the samples follow the exact posterior; batch means
@@ -150,12 +165,12 @@ test_that("Tanimoto posterior samples have the exact posterior covariance", {
 })
 
 test_that("Tanimoto fits are identical on 1 and 2 threads", {
-  d <- make_molecules(300, 64, seed = 11, counts = TRUE)
+  d <- make_molecules(200, 64, seed = 11, counts = TRUE)
   fit <- function(threads, solver) {
     withr::with_seed(12, gp_sdd(d$x, d$y, kernel = tanimoto(1), noise = 0.05,
                                 solver = solver, samples = 3, threads = threads,
-                                control = if (solver == "sdd") sdd_control(iterations = 300) else
-                                  sgd_control(iterations = 300)))
+                                control = if (solver == "sdd") sdd_control(iterations = 200) else
+                                  sgd_control(iterations = 200)))
   }
   for (solver in c("sdd", "sgd")) {
     one <- fit(1, solver)
@@ -190,7 +205,8 @@ test_that("Tanimoto hyperparameters: gradient, estimates and the prior mean", {
 
   withr::local_seed(14)
   fit <- gp_sdd(d$x, d$y, kernel = "tanimoto", threads = 2)
-  expect_identical(fit$estimation$estimated, c("variance", "noise"))
+  expect_identical(fit$estimation$estimated, c("variance", "noise", "mean"))
+  expect_identical(attr(logLik(fit), "df"), 3L)
   expect_null(fit$kernel$lengthscale)
   # With all 120 points in the subset, mu0 is the GLS estimate there.
   sc <- fit$scaling$y_scale

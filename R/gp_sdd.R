@@ -131,10 +131,12 @@
 #'   needed for standard errors and intervals in [predict.sddgp()].
 #' @param standardize Standardise inputs and targets (see Details).
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
-#' @param parallel `NULL`, or [sddgp_future()] to solve the posterior
-#'   samples' systems in chunks, and compute the fitted values in blocks of
-#'   rows, as futures on the current [future::plan()], with the same
-#'   result (default `getOption("sddgp.parallel")`).
+#' @param parallel `NULL` (one process); [sddgp_future()] to solve the
+#'   posterior samples' systems in chunks, and compute the fitted values in
+#'   blocks of rows, as futures on the current [future::plan()]; or
+#'   [sddgp_mpi()] in a script run by `mpirun`, to share each SDD solve
+#'   among the MPI processes. Either gives the result of one process, bit
+#'   for bit. Default `getOption("sddgp.parallel")`.
 #' @param estimation Settings of hyperparameter estimation,
 #'   [estimation_control()].
 #' @param na.action For the formula method: what to do with missing values.

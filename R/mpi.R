@@ -75,8 +75,8 @@ sddgp_mpi <- function(comm = 0L) {
   }
   check_number(comm, "comm", lower = 0, integer = TRUE)
   comm <- as.integer(comm)
-  structure(list(comm = comm, rank = as.integer(Rmpi::mpi.comm.rank(comm)),
-                 size = as.integer(Rmpi::mpi.comm.size(comm))),
+  structure(list(comm = comm, rank = as.integer(rmpi("mpi.comm.rank")(comm)),
+                 size = as.integer(rmpi("mpi.comm.size")(comm))),
             class = "sddgp_mpi")
 }
 
@@ -119,18 +119,27 @@ mpi_settings <- function(settings, mpi, n) {
   # which every process reaches only after receiving all its sums, waits
   # for them all (src/shard.h keeps them within Rmpi's 2000 requests).
   pending <- list()
+  isend <- rmpi("mpi.isend")
+  recv <- rmpi("mpi.recv")
+  waitall <- rmpi("mpi.waitall")
+  bcast <- rmpi("mpi.bcast")
   settings$use_cache <- FALSE
   settings$shard <- list(
     rank = mpi$rank, size = mpi$size,
     send = function(x, peer) {
       pending[[length(pending) + 1L]] <<- x
-      Rmpi::mpi.isend(x, 2L, peer, tag, comm = comm, request = length(pending) - 1L)
+      isend(x, 2L, peer, tag, comm = comm, request = length(pending) - 1L)
     },
-    recv = function(x, peer) Rmpi::mpi.recv(x, 2L, peer, tag, comm = comm),
+    recv = function(x, peer) recv(x, 2L, peer, tag, comm = comm),
     bcast = function(x, peer) {
-      if (length(pending)) Rmpi::mpi.waitall(length(pending))
+      if (length(pending)) waitall(length(pending))
       pending <<- list()
-      Rmpi::mpi.bcast(x, 2L, rank = peer, comm = comm)
+      bcast(x, 2L, rank = peer, comm = comm)
     })
   settings
 }
+
+# An Rmpi function, looked up once rather than by `::` on every message.
+# (Not `Rmpi::` in the code: R CMD check would then load Rmpi, whose MPI
+# initialisation leaves files in the session's temporary directory.)
+rmpi <- function(name) getExportedValue("Rmpi", name)

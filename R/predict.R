@@ -69,7 +69,8 @@
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
 #' @param parallel `NULL`, or [sddgp_future()] to predict blocks of
 #'   `chunk_size` rows as futures on the current [future::plan()], with
-#'   the same result.
+#'   the same result (with [sddgp_mpi()], each process predicts all the
+#'   rows). Default `getOption("sddgp.parallel")`.
 #' @param ... Unused.
 #' @return With `se.fit = FALSE` and `interval = "none"`: a numeric vector.
 #'   With an interval: a matrix with columns `fit`, `lwr`, `upr`. With

@@ -36,9 +36,11 @@
 #' @param stored Return the fit's stored samples rather than fresh draws
 #'   (`nsim` at most their number; see Details).
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
-#' @param parallel `NULL`, or [sddgp_future()] to solve the fresh draws'
+#' @param parallel `NULL`, [sddgp_future()] to solve the fresh draws'
 #'   systems in chunks and evaluate the paths in blocks of rows as futures
-#'   on the current [future::plan()], with the same result.
+#'   on the current [future::plan()], or [sddgp_mpi()] (in a script run by
+#'   `mpirun`) to share their solve among the MPI processes; with the same
+#'   result. Default `getOption("sddgp.parallel")`.
 #' @param ... Unused.
 #' @return A data frame with one row per input and columns `sim_1`, ...,
 #'   `sim_<nsim>`, with attribute `"seed"` as [stats::simulate()] sets it:

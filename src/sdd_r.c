@@ -115,9 +115,9 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
     Rf_error("a message between the processes of the sharded solve failed");
   SEXP out = PROTECT(glue_list_append(res, "state", state));
   /* Seconds spent passing messages (a sharded solve's), for benchmarks. */
-  out = PROTECT(glue_list_append(out, "comm_seconds",
-                                 Rf_ScalarReal(opt.shard ? opt.shard->seconds : 0.0)));
-  UNPROTECT(4);
+  SEXP seconds = PROTECT(Rf_ScalarReal(opt.shard ? opt.shard->seconds : 0.0));
+  out = PROTECT(glue_list_append(out, "comm_seconds", seconds));
+  UNPROTECT(5);
   return out;
 }
 

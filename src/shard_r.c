@@ -15,14 +15,15 @@ static int call_r(SEXP fn, double *buf, size_t len, int fill, int into, int peer
   SEXP x = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)len));
   if (fill) memcpy(REAL(x), buf, sizeof(double) * len);
   else memset(REAL(x), 0, sizeof(double) * len);
-  SEXP call = PROTECT(Rf_lang3(fn, x, Rf_ScalarInteger(peer)));
+  SEXP who = PROTECT(Rf_ScalarInteger(peer));
+  SEXP call = PROTECT(Rf_lang3(fn, x, who));
   int err = 0;
   SEXP value = R_tryEvalSilent(call, R_GlobalEnv, &err);
   if (!err && into) {
     if (TYPEOF(value) != REALSXP || (size_t)XLENGTH(value) != len) err = 1;
     else memcpy(buf, REAL(value), sizeof(double) * len);
   }
-  UNPROTECT(2);
+  UNPROTECT(3);
   return err;
 }
 

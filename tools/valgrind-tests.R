@@ -52,6 +52,30 @@ for (s in names(cases)) {
   cat(sprintf("%-8s %s (largest error of the mean %.2g)\n", s, if (ok) "ok" else "FAILED", err))
   tally(ok)
 }
+# SDD's other paths: systems in chunks (sddgp_future() on the sequential
+# plan: runs stopped, their state kept, and resumed), and the sharded
+# operator on one process, its broadcast a callback into R.
+ok <- tryCatch({
+  fit_with <- function(parallel) {
+    set.seed(5)
+    suppressWarnings(gp_sdd(x, y, kernel = ker, noise = noise, samples = 4,
+                            control = sdd_control(iterations = 300, check_every = 10,
+                                                  tolerance = 0.05),
+                            parallel = parallel))
+  }
+  plain <- fit_with(NULL)
+  chunked <- !requireNamespace("future", quietly = TRUE) ||
+    identical(fit_with(sddgp_future(chunks = 2))$alpha_samples, plain$alpha_samples)
+  problem <- sddgp:::new_problem(x, cbind(y), ker, noise, NULL, 2L)
+  settings <- sddgp:::sdd_settings(sdd_control(iterations = 50), problem, "dual",
+                                   "coordinates", 100L, 1)
+  one <- sddgp:::sdd_loop_call(problem, settings, 2L)
+  settings$shard <- list(rank = 0L, size = 1L, send = NULL, recv = NULL,
+                         bcast = function(x, peer) x)
+  chunked && identical(sddgp:::sdd_loop_call(problem, settings, 2L)$alpha, one$alpha)
+}, error = function(e) { message("sdd paths: ", conditionMessage(e)); FALSE })
+cat(sprintf("%-8s %s\n", "sdd paths", if (ok) "ok" else "FAILED"))
+tally(ok)
 # Hyperparameter estimation (exact marginal likelihood on the data).
 ok <- tryCatch({
   fit <- gp_sdd(x, y, kernel = "matern32")

@@ -162,3 +162,27 @@ test_that("trace operands that do not fit the data give classed errors", {
                                             test_y = 1:3)),
                class = "sddgp_error_argument", regexp = "`test_x` has 3 columns.*2 inputs")
 })
+
+test_that("a solve sharded over one process, its broadcast a callback into R, is the plain solve", {
+  d <- make_data(600, 2, seed = 65)
+  problem <- test_problem(d$x, matern(3/2, c(0.3, 0.5), 1), 0.01,
+                          cbind(d$y, withr::with_seed(66, stats::rnorm(600))))
+  settings <- withr::with_seed(67, sddgp:::sdd_settings(
+    sdd_control(iterations = 200, batch_size = 100, tolerance = 0), problem, "dual",
+    "coordinates", 100, c(1, 1)))
+  plain <- sddgp:::sdd_loop_call(problem, settings, 2L)
+  calls <- 0L
+  settings$shard <- list(rank = 0L, size = 1L, send = NULL, recv = NULL,
+                         bcast = function(x, peer) {
+                           calls <<- calls + 1L
+                           x
+                         })
+  shared <- sddgp:::sdd_loop_call(problem, settings, 2L)
+  expect_identical(shared$alpha, plain$alpha)
+  # One broadcast per step and per residual probe.
+  expect_identical(calls, 200L + 2L)
+  expect_gt(shared$comm_seconds, 0)
+  # A failed message is an error, not a wrong fit.
+  settings$shard$bcast <- function(x, peer) stop("lost")
+  expect_error(sddgp:::sdd_loop_call(problem, settings, 2L), "sharded solve failed")
+})

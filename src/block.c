@@ -426,10 +426,10 @@ static void block_tiles(const void *ctx, const int *rows, int first, int nr,
  * column order, so the bits are those of any panel width. */
 #define PANEL_BYTES (256 * 1024)
 
-/* block_product() added to out. */
+/* block_product() added to out, A with leading dimension lda. */
 static void block_product_add(block_tile_fn tile, const void *ctx, double entry_cost,
                               size_t col_bytes, const int *rows, int nrows, int ncols,
-                              const double *A, int ncol, double *out, int ldo,
+                              const double *A, int lda, int ncol, double *out, int ldo,
                               int nthreads)
 {
   const int nchunks = (nrows + ROW_CHUNK - 1) / ROW_CHUNK;
@@ -459,7 +459,7 @@ static void block_product_add(block_tile_fn tile, const void *ctx, double entry_
           const int len = p1 - j0 < TILE ? p1 - j0 : TILE;
           const double *kv[ROW_CHUNK];
           tile(ctx, rows, r0, r1 - r0, j0, len, buf, TILE, kv);
-          tile_dot(kv, r1 - r0, len, A + j0, ncols, ncol, out + r0, ldo);
+          tile_dot(kv, r1 - r0, len, A + j0, lda, ncol, out + r0, ldo);
         }
       }
     }
@@ -473,8 +473,8 @@ void block_product(block_tile_fn tile, const void *ctx, double entry_cost,
 {
   for (int c = 0; c < ncol; c++)
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
-  block_product_add(tile, ctx, entry_cost, col_bytes, rows, nrows, ncols, A, ncol,
-                    out, ldo, nthreads);
+  block_product_add(tile, ctx, entry_cost, col_bytes, rows, nrows, ncols, A, ncols,
+                    ncol, out, ldo, nthreads);
 }
 
 void kernel_op_row_values(const kernel_op *op, int i, double *out)
@@ -490,7 +490,7 @@ void kernel_op_row_values(const kernel_op *op, int i, double *out)
 }
 
 void kernel_op_rows_add(const kernel_op *op, const int *rows, int nrows,
-                        const double *A, int ncol, double *out, int ldo,
+                        const double *A, int lda, int ncol, double *out, int ldo,
                         int nthreads)
 {
   const tiles_ctx ctx = tiles_for(op);
@@ -505,7 +505,8 @@ void kernel_op_rows_add(const kernel_op *op, const int *rows, int nrows,
     op->single ? sizeof(float) * (size_t)op->x2->d :
     sizeof(double) * (size_t)(op->x2->d + 1);
   block_product_add(block_tiles, &ctx, stationary ? op->x1->d : fp_bytes / 8.0,
-                    col_bytes, rows, nrows, op->x2->n, A, ncol, out, ldo, nthreads);
+                    col_bytes, rows, nrows, op->x2->n, A, lda, ncol, out, ldo,
+                    nthreads);
 }
 
 void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
@@ -518,7 +519,7 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
   }
   for (int c = 0; c < ncol; c++)
     memset(out + (size_t)c * ldo, 0, sizeof(double) * (size_t)nrows);
-  kernel_op_rows_add(op, rows, nrows, A, ncol, out, ldo, nthreads);
+  kernel_op_rows_add(op, rows, nrows, A, op->x2->n, ncol, out, ldo, nthreads);
 }
 
 /* Rows of K taken together by the transpose product: their kernel values

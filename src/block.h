@@ -72,12 +72,13 @@ void kernel_op_rows(const kernel_op *op, const int *rows, int nrows,
                     const double *A, int ncol, double *out, int ldo,
                     int nthreads);
 
-/* The same added to out: each sum goes on from out's entry, adding the
- * terms in the order kernel_op_rows() does, so that a product over
- * columns 0..j-1 continued over columns j.. (j a multiple of BLOCK_TILE)
- * has the bits of the product over all of them.  Not for a sharded op. */
+/* The same added to out, A with leading dimension lda: each sum goes on
+ * from out's entry, adding the terms in the order kernel_op_rows() does,
+ * so that a product over columns 0..j-1 continued over columns j.. (j a
+ * multiple of BLOCK_TILE) has the bits of the product over all of them.
+ * Not for a sharded op. */
 void kernel_op_rows_add(const kernel_op *op, const int *rows, int nrows,
-                        const double *A, int ncol, double *out, int ldo,
+                        const double *A, int lda, int ncol, double *out, int ldo,
                         int nthreads);
 
 /* Columns of a product are summed a tile of this many at a time. */

@@ -86,24 +86,13 @@ void shard_rows(const shard *sh, const int *rows, int nrows, const double *A,
   const int next = (r + 1) % P, prev = (r + P - 1) % P;
   const size_t all = (size_t)nrows * ncol;
   const int group = group_rows(nrows);
-  /* Each piece's rows of A, contiguous as kernel_op_rows_add() reads
-   * them; the running sums of one group; all the sums, contiguous, for
-   * the broadcast; the row indices when rows is NULL. */
-  double *a = malloc(sizeof(double) * ((size_t)sh->own * ncol + (size_t)group * ncol + all));
+  /* The running sums of one group; all the sums, contiguous, for the
+   * broadcast; the row indices when rows is NULL. */
+  double *sums = malloc(sizeof(double) * ((size_t)group * ncol + all));
   int *idx = rows ? NULL : malloc(sizeof(int) * (size_t)nrows);
-  if (!a || (!rows && !idx)) comm->failed = 1;
+  if (!sums || (!rows && !idx)) comm->failed = 1;
   if (!comm->failed) {
-    double *sums = a + (size_t)sh->own * ncol, *packed = sums + (size_t)group * ncol;
-    double *ak[SHARD_MAX_ROUNDS];
-    size_t off = 0;
-    for (int k = 0; k < sh->rounds; k++) {
-      const int m = sh->cols[k].n;
-      ak[k] = a + off;
-      for (int c = 0; c < ncol; c++)
-        memcpy(ak[k] + (size_t)c * m, A + (size_t)c * sh->columns + sh->first[k],
-               sizeof(double) * (size_t)m);
-      off += (size_t)m * ncol;
-    }
+    double *packed = sums + (size_t)group * ncol;
     if (!rows) {
       for (int i = 0; i < nrows; i++) idx[i] = i;
       rows = idx;
@@ -120,7 +109,8 @@ void shard_rows(const shard *sh, const int *rows, int nrows, const double *A,
         else
           SHARD_CALL(comm, recv, sums, m, prev);
         if (sh->cols[k].n > 0)
-          kernel_op_rows_add(&sh->part[k], rows + g0, len, ak[k], ncol, sums, len, nthreads);
+          kernel_op_rows_add(&sh->part[k], rows + g0, len, A + sh->first[k], sh->columns,
+                             ncol, sums, len, nthreads);
         if (q < pieces - 1)
           SHARD_CALL(comm, send, sums, m, next);
         else
@@ -137,6 +127,6 @@ void shard_rows(const shard *sh, const int *rows, int nrows, const double *A,
   if (comm->failed)
     for (int c = 0; c < ncol; c++)
       for (int i = 0; i < nrows; i++) out[i + (size_t)c * ldo] = NAN;
-  free(a);
+  free(sums);
   free(idx);
 }

@@ -82,11 +82,16 @@ static void check_chain(const kernel *k, double *x, int n, int d, const char *wh
           shard_op(&K, &comm, rounds, &sh, buf);
           CHECK(sh.own * (size_t)d == shard_points_len(n, d, q % size, size, rounds),
                 "shard_points_len() is not the pieces' points");
+          /* A piece's rows of A in place, and contiguous. */
           const int m = sh.cols[q / size].n;
-          for (int c = 0; c < nc; c++)
-            memcpy(a + (size_t)c * m, A + (size_t)c * n + sh.first[q / size],
-                   sizeof(double) * (size_t)m);
-          kernel_op_rows_add(&sh.part[q / size], rows, nrows, a, nc, sums, nrows, 2);
+          const double *in_place = A + sh.first[q / size];
+          if (q % 2) {
+            for (int c = 0; c < nc; c++)
+              memcpy(a + (size_t)c * m, in_place + (size_t)c * n, sizeof(double) * (size_t)m);
+            kernel_op_rows_add(&sh.part[q / size], rows, nrows, a, m, nc, sums, nrows, 2);
+          } else {
+            kernel_op_rows_add(&sh.part[q / size], rows, nrows, in_place, n, nc, sums, nrows, 2);
+          }
         }
         CHECK(memcmp(sums, whole, sizeof(double) * (size_t)nrows * nc) == 0,
               "%s, %d columns: %d processes, %d rounds, in order, differ from the whole "

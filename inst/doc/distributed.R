@@ -1,0 +1,56 @@
+## ---- include = FALSE---------------------------------------------------------
+knitr::opts_chunk$set(collapse = TRUE, comment = "#>")
+options(sddgp.threads = 1)
+has_future <- requireNamespace("future", quietly = TRUE)
+benchmark <- system.file("extdata", "benchmarks", "distributed.csv", package = "sddgp")
+
+
+## ---- eval = has_future-------------------------------------------------------
+library(sddgp)
+set.seed(1)
+x <- matrix(runif(1000), 500)
+y <- sin(6 * x[, 1]) + x[, 2]^2 + rnorm(500, sd = 0.1)
+fit_with <- function(parallel) {
+  set.seed(2)
+  gp_sdd(x, y, kernel = matern(3/2, c(0.3, 0.4), 1), noise = 0.01,
+         control = sdd_control(iterations = 3000, batch_size = 64), samples = 16,
+         threads = 1, parallel = parallel)
+}
+single <- fit_with(NULL)
+
+old <- future::plan("multisession", workers = 2)
+shared <- fit_with(sddgp_future(threads = 1))
+newx <- matrix(runif(200), 100)
+p <- predict(single, newx, se.fit = TRUE, chunk_size = 25,
+             parallel = sddgp_future())
+future::plan(old)
+
+identical(shared$alpha_samples, single$alpha_samples)
+identical(shared$iterations, single$iterations)
+identical(p, predict(single, newx, se.fit = TRUE, chunk_size = 25))
+
+
+## ---- eval = FALSE------------------------------------------------------------
+## # fit.R
+## library(sddgp)
+## set.seed(1)
+## n <- 200000
+## x <- matrix(runif(n * 8), n)
+## y <- sin(4 * x[, 1]) + x[, 2] * x[, 8] + rnorm(n, sd = 0.1)
+## set.seed(2)
+## fit <- gp_sdd(x, y, kernel = matern(3/2, rep(0.5, 8), 1), noise = 0.01,
+##               control = sdd_control(iterations = 20000), samples = 64,
+##               threads = 1, parallel = sddgp_mpi())
+## if (Rmpi::mpi.comm.rank(0) == 0) saveRDS(fit, "fit.rds")
+## invisible(Rmpi::mpi.finalize())
+
+
+## ---- eval = nzchar(benchmark)------------------------------------------------
+b <- read.csv(benchmark)
+measured <- b[b$part == "measured", ]
+measured[, c("n", "samples", "processes", "step_seconds", "comm_wait_seconds",
+             "load", "checksum")]
+model <- b[b$part == "model" & b$processes %in% c(2, 16, 64), ]
+model[, c("n", "samples", "processes", "rounds", "step_seconds", "speedup",
+          "efficiency")]
+

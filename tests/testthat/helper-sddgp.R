@@ -198,3 +198,11 @@ framework_data <- function(n = 200) {
   d$y <- sin(6 * d$x1) + d$x2^2 + rnorm(n, sd = 0.1)
   d
 }
+
+# `G` independent simulate() calls of 10 draws at `newdata` (seeds 1..G, one
+# thread: many small calls), for expect_batch_moments().
+simulate_batches <- function(fit, newdata, G) {
+  lapply(seq_len(G), function(i) {
+    as.matrix(simulate(fit, nsim = 10, seed = i, newdata = newdata, threads = 1))
+  })
+}

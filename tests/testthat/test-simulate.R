@@ -34,11 +34,7 @@ test_that("Cholesky posterior samples have the exact posterior mean and covarian
   ref <- ref_posterior(d$x, d$y, post_points, "matern52", post_ls, 1, 0.05)
   # 200 independent calls of 10 draws: each call draws fresh random
   # features, so over the calls the samples follow the exact posterior.
-  G <- 200
-  draws <- lapply(seq_len(G), function(i) {
-    # (one thread: 200 small calls, see test-gp_sdd.R)
-    as.matrix(simulate(fit, nsim = 10, seed = i, newdata = post_points, threads = 1))
-  })
+  draws <- simulate_batches(fit, post_points, G = 200)
   # Batch means over the independent calls (expect_batch_moments()).
   se_cov <- expect_batch_moments(draws, ref$mean, ref$cov)
   # And the standard errors are small enough for this to mean something:

@@ -156,10 +156,7 @@ test_that("Tanimoto posterior samples have the exact posterior covariance", {
   fit <- gp_sdd(d$x, d$y, kernel = tanimoto(variance = 1, mean = 2), noise = 0.05,
                 solver = "cholesky", standardize = FALSE, threads = 1)
   ref <- ref_tanimoto_posterior(d$x, d$y, xt, 1, 0.05, 2)
-  G <- 150
-  draws <- lapply(seq_len(G), function(i) {
-    as.matrix(simulate(fit, nsim = 10, seed = i, newdata = xt, threads = 1))
-  })
+  draws <- simulate_batches(fit, xt, G = 150)
   se_cov <- expect_batch_moments(draws, ref$mean, ref$cov)
   expect_true(all(diag(se_cov) < 0.06 * diag(ref$cov)))
 })

@@ -88,20 +88,24 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   path <- matrix(NA_real_, steps, d + 2L)
   gradients <- matrix(NA_real_, steps, d + 2L)
   iterations <- integer(steps)
-  inner_seconds <- numeric(steps)
+  inner_seconds <- gradient_seconds <- setup_seconds <- numeric(steps)
   m1 <- m2 <- numeric(length(free))
   alpha <- NULL
   reason <- "step limit"
   for (t in progress_along(seq_len(steps), "Estimating hyperparameters on all the data")) {
     kernel <- theta_kernel(family, theta)
     noise <- exp(theta[[d + 2L]])
+    setup_start <- proc.time()[["elapsed"]]
     problem <- new_problem(x, y, kernel, if (is.null(weights)) noise else noise / weights,
                            prior, threads, noise_base)
     if (control$warm_start) problem$alpha0 <- alpha
+    setup_seconds[t] <- proc.time()[["elapsed"]] - setup_start
     sol <- run_solver(control$solver, problem, inner, threads)
     alpha <- sol$alpha
+    gradient_start <- proc.time()[["elapsed"]]
     res <- .Call(C_mll_pathwise, problem$xs, alpha, kernel_spec(kernel), noise,
                  weights, threads)
+    gradient_seconds[t] <- proc.time()[["elapsed"]] - gradient_start
     if (res$interrupted) {
       signal_interrupt("Hyperparameter estimation was interrupted by the user")
     }
@@ -164,6 +168,8 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                                        gradients[kept, , drop = FALSE]),
                      inner_iterations = iterations[kept],
                      inner_seconds = inner_seconds[kept],
+                     gradient_seconds = gradient_seconds[kept],
+                     setup_seconds = setup_seconds[kept],
                      projected_seconds = projected, auto_seconds = auto_seconds,
                      seconds = proc.time()[["elapsed"]] - start_time))
 }

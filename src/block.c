@@ -160,12 +160,6 @@ void block_kernel_values(const kernel *k, const points *p1, int i,
  * vector width.  The lanes run along the columns of K for one column of A
  * (dot_4x1: interleaved partial sums added up in a fixed order at the
  * end), and along the rows for many (dot_16x8). */
-#define LANES 8
-
-static inline double lanes_total(const double *s)
-{
-  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
-}
 
 /* Four rows of kernel values against one column of A (the posterior
  * mean): the four sums s[r][w] += kv[r][t] a0[t] over t = w, w + LANES,

@@ -42,8 +42,9 @@ typedef struct {
    * Tanimoto coefficient). */
   void (*apply)(double s2, double *r2, int len);
   void (*apply32)(float s2, float *r2, int len);
-  /* dk/d(r2) at r2 >= 0 (see kernel_dr2); NULL if not stationary. */
-  double (*dr2)(double s2, double r2);
+  /* dk/d(r2) over an array in place (r2 -> dk/dr2, see kernel_dr2), r2
+   * read as apply reads it; NULL if not stationary. */
+  void (*dr2)(double s2, double *r2, int len);
   /* k has a cusp at r = 0 (a slope in r = sqrt(r2), not flat in r2), so an
    * error e in r2 near 0 moves it by about sqrt(e): block.c then forms r2
    * from differences, never from norms (block_uses_norms). */
@@ -75,11 +76,12 @@ double kernel_diagonal(const kernel *k);
 /* Is the family stationary (kernel_info's stationary)? */
 int kernel_stationary(const kernel *k);
 
-/* dk/d(r2), the building block of length-scale gradients:
- * dk/dlog(l_j) = -2 s_j^2 dk/d(r2) with s_j the scaled difference in
- * coordinate j.  Matern-1/2 is not differentiable at r = 0; there s_j = 0
- * too, and we return 0 so the product is the correct limit 0. */
-double kernel_dr2(const kernel *k, double r2);
+/* dk/d(r2) over a vector of squared distances in place (r2 -> dk/dr2),
+ * the building block of length-scale gradients: dk/dlog(l_j) =
+ * -2 s_j^2 dk/d(r2) with s_j the scaled difference in coordinate j.
+ * Matern-1/2 is not differentiable at r = 0; there s_j = 0 too, and it
+ * gives 0 so the product is the correct limit 0. */
+void kernel_dr2(const kernel *k, double *r2, int len);
 
 /* Evaluate k over a vector of squared distances in place (r2 -> k). */
 void kernel_apply(const kernel *k, double *r2, int len);

@@ -3,6 +3,7 @@
 #include "mll.h"
 #include "chol.h"
 #include "threads.h"
+#include "vmath.h"
 #include "workspace.h"
 
 /* Both gradients are tr(W dH)/2 for a symmetric W (W = a a' - H^{-1} for
@@ -20,49 +21,83 @@ static int lengthscales(const kernel *k, const points *x)
   return kernel_stationary(k) ? x->d : 0;
 }
 
-/* Column j of the strict lower triangle (rows i > j), given its weights w:
- *   out[c] = sum_i W_ij k'(r2_ij) (x_ic - x_jc)^2   for each column c < d,
- *   out[d] = sum_i W_ij k(r2_ij),
+/* sum_t a[t] b[t], in lanes (vmath.h). */
+SDDGP_INLINE double lane_dot(const double *a, const double *b, int len)
+{
+  const int full = len - len % LANES;
+  double s[LANES] = {0};
+  for (int t = 0; t < full; t += LANES) {
+    #pragma omp simd
+    for (int w = 0; w < LANES; w++) s[w] += a[t + w] * b[t + w];
+  }
+  for (int t = full; t < len; t++) s[t - full] += a[t] * b[t];
+  return lanes_total(s);
+}
+
+/* sum_t g[t] (col[t] - c)^2, in lanes. */
+SDDGP_INLINE double lane_sq_diff(const double *g, const double *col, double c,
+                                 int len)
+{
+  const int full = len - len % LANES;
+  double s[LANES] = {0};
+  for (int t = 0; t < full; t += LANES) {
+    #pragma omp simd
+    for (int w = 0; w < LANES; w++) {
+      const double diff = col[t + w] - c;
+      s[w] += g[t + w] * diff * diff;
+    }
+  }
+  for (int t = full; t < len; t++) {
+    const double diff = col[t] - c;
+    s[t - full] += g[t] * diff * diff;
+  }
+  return lanes_total(s);
+}
+
+/* Rows len from i0 (all below j) of column j of the strict lower
+ * triangle, given their weights w, added to out:
+ *   out[c] += sum_i W_ij k'(r2_ij) (x_ic - x_jc)^2   for each column c < d,
+ *   out[d] += sum_i W_ij k(r2_ij),
  * with k' = dk/d(r2) and d the length scales.  One pass over the pairs
  * gives all d + 1 sums, so no derivative matrix is ever formed.  r2, w and
- * gw are scratch of length m. */
+ * gw are scratch of length len. */
+SDDGP_HOT
 static void column_sums(const kernel *k, const points *x, pair_weights weights,
-                        const void *source, int j, double *r2, double *w,
-                        double *gw, double *out)
+                        const void *source, int j, int i0, int len, double *r2,
+                        double *w, double *gw, double *out)
 {
-  const int m = x->n, d = lengthscales(k, x), i0 = j + 1, len = m - i0;
-  double s = 0.0;
+  const int m = x->n, d = lengthscales(k, x);
   weights(source, j, i0, len, w);
   if (d == 0) { /* dK/dlog(variance) = K */
     block_kernel_values(k, x, j, x, i0, len, r2);
-    for (int t = 0; t < len; t++) s += w[t] * r2[t];
-    out[0] = s;
+    out[0] += lane_dot(w, r2, len);
     return;
   }
   block_sq_dist(x, j, x, i0, len, r2);
-  for (int t = 0; t < len; t++) gw[t] = w[t] * kernel_dr2(k, r2[t]);
-  for (int c = 0; c < d; c++) {
-    const double xj = x->x[j + (size_t)c * m];
-    const double *col = x->x + (size_t)c * m + i0;
-    double sc = 0.0;
-    for (int t = 0; t < len; t++) {
-      const double diff = col[t] - xj;
-      sc += gw[t] * diff * diff;
-    }
-    out[c] = sc;
-  }
+  memcpy(gw, r2, sizeof(double) * (size_t)len);
+  kernel_dr2(k, gw, len);
+  for (int t = 0; t < len; t++) gw[t] *= w[t];
+  for (int c = 0; c < d; c++)
+    out[c] += lane_sq_diff(gw, x->x + (size_t)c * m + i0, x->x[j + (size_t)c * m], len);
   kernel_apply(k, r2, len);
-  for (int t = 0; t < len; t++) s += w[t] * r2[t];
-  out[d] = s;
+  out[d] += lane_dot(w, r2, len);
 }
 
 /* Columns a chunk: between chunks the callback is polled, so Ctrl-C is
  * answered within a fraction of a second at any m. */
 #define MLL_CHUNK 256
 
+/* A thread takes a group of columns and goes down the rows below them a
+ * tile at a time, so that a tile's inputs and weights, read from memory
+ * once, serve every column of the group from cache.  Tiles start at
+ * multiples of MLL_TILE whatever the group or thread, so each column's
+ * sums are added in one order. */
+#define MLL_GROUP 16
+#define MLL_TILE 512
+
 /* grad (d + 2) = tr(W dH)/2 for H = K + noise W^{-1} (weights NULL: the
  * identity), with w_diag[i] = W_ii.  sums is scratch of m (d + 1) doubles,
- * scratch of 3 m nthreads. */
+ * scratch of 3 MLL_TILE nthreads. */
 static mll_status trace_gradient(const kernel *k, const points *x,
                                  pair_weights weights, const void *source,
                                  const double *w_diag, double noise,
@@ -73,19 +108,30 @@ static mll_status trace_gradient(const kernel *k, const points *x,
   const int m = x->n, d = lengthscales(k, x);
   const size_t stride = (size_t)d + 1;
   double trace_w = 0.0, trace_noise = 0.0;
+  memset(sums, 0, sizeof(double) * (size_t)m * stride);
   for (int j0 = 0; j0 < m; j0 += MLL_CHUNK) {
     const int j1 = min_int(m, j0 + MLL_CHUNK);
     if (solver_poll(callback, ctx, j0)) return MLL_STOPPED;
     #pragma omp parallel num_threads(threads_team(nthreads))
     {
-      double *r2 = scratch + 3 * (size_t)m * omp_get_thread_num();
+      double *r2 = scratch + 3 * (size_t)MLL_TILE * omp_get_thread_num();
       /* Columns shrink with j, hence dynamic scheduling; each column is
        * summed by one thread in a fixed order, so the schedule cannot
        * change a bit. */
-      #pragma omp for schedule(dynamic, 8)
-      for (int j = j0; j < j1; j++)
-        column_sums(k, x, weights, source, j, r2, r2 + m, r2 + 2 * (size_t)m,
-                    sums + (size_t)j * stride);
+      #pragma omp for schedule(dynamic, 1)
+      for (int g0 = j0; g0 < j1; g0 += MLL_GROUP) {
+        const int g1 = min_int(j1, g0 + MLL_GROUP);
+        for (int t0 = (g0 + 1) / MLL_TILE * MLL_TILE; t0 < m; t0 += MLL_TILE) {
+          const int t1 = min_int(m, t0 + MLL_TILE);
+          for (int j = g0; j < g1; j++) {
+            const int i0 = max_int(t0, j + 1);
+            if (i0 < t1)
+              column_sums(k, x, weights, source, j, i0, t1 - i0, r2,
+                          r2 + MLL_TILE, r2 + 2 * MLL_TILE,
+                          sums + (size_t)j * stride);
+          }
+        }
+      }
     }
   }
   /* Totals over columns added serially, in column order. */
@@ -114,6 +160,7 @@ typedef struct {
   int m;
 } exact_source;
 
+SDDGP_HOT
 static void exact_weights(const void *source, int j, int i0, int len,
                           double *w)
 {
@@ -138,7 +185,7 @@ mll_status mll_evaluate(const kernel *k, const points *x, const double *y,
   WORKSPACE_ADD(&ws, a, m, 0);
   WORKSPACE_ADD(&ws, w_diag, m, 0);
   WORKSPACE_ADD(&ws, sums, (size_t)m * ((size_t)d + 1), 0);
-  WORKSPACE_ADD(&ws, scratch, 3 * (size_t)m * nthreads, 0);
+  WORKSPACE_ADD(&ws, scratch, 3 * (size_t)MLL_TILE * nthreads, 0);
   if (workspace_alloc(&ws)) {
     status = MLL_NO_MEMORY;
     goto done;
@@ -188,17 +235,41 @@ typedef struct {
   int m, nprobes;
 } pathwise_source;
 
+/* Probes a group and rows a block at a time: a block of w stays in
+ * registers through the group's probes instead of going through memory
+ * once a probe.  Each w[t] still subtracts the probes in order. */
+#define WEIGHT_PROBES 64
+#define WEIGHT_BLOCK (4 * LANES)
+
+SDDGP_HOT
 static void pathwise_weights(const void *source, int j, int i0, int len,
                              double *w)
 {
   const pathwise_source *p = source;
   const size_t m = (size_t)p->m;
   const double *a = p->sols;
+  double c[WEIGHT_PROBES];
   for (int t = 0; t < len; t++) w[t] = a[j] * a[i0 + t];
-  for (int q = 1; q <= p->nprobes; q++) {
-    const double *v = p->sols + q * m;
-    const double vj = v[j] / p->nprobes;
-    for (int t = 0; t < len; t++) w[t] -= vj * v[i0 + t];
+  for (int q0 = 1; q0 <= p->nprobes; q0 += WEIGHT_PROBES) {
+    const int nq = min_int(WEIGHT_PROBES, p->nprobes - q0 + 1);
+    const double *v = p->sols + q0 * m + i0;
+    for (int q = 0; q < nq; q++) c[q] = v[q * m + j - i0] / p->nprobes;
+    int t = 0;
+    for (; t + WEIGHT_BLOCK <= len; t += WEIGHT_BLOCK) {
+      double acc[WEIGHT_BLOCK];
+      for (int u = 0; u < WEIGHT_BLOCK; u++) acc[u] = w[t + u];
+      for (int q = 0; q < nq; q++) {
+        const double *vq = v + q * m + t;
+        #pragma omp simd
+        for (int u = 0; u < WEIGHT_BLOCK; u++) acc[u] -= c[q] * vq[u];
+      }
+      for (int u = 0; u < WEIGHT_BLOCK; u++) w[t + u] = acc[u];
+    }
+    for (; t < len; t++) {
+      double acc = w[t];
+      for (int q = 0; q < nq; q++) acc -= c[q] * v[q * m + t];
+      w[t] = acc;
+    }
   }
 }
 
@@ -215,7 +286,7 @@ mll_status mll_pathwise_gradient(const kernel *k, const points *x,
   workspace_init(&ws);
   WORKSPACE_ADD(&ws, w_diag, m, 0);
   WORKSPACE_ADD(&ws, sums, (size_t)m * ((size_t)d + 1), 0);
-  WORKSPACE_ADD(&ws, scratch, 3 * (size_t)m * nthreads, 0);
+  WORKSPACE_ADD(&ws, scratch, 3 * (size_t)MLL_TILE * nthreads, 0);
   if (workspace_alloc(&ws)) {
     workspace_free(&ws);
     return MLL_NO_MEMORY;

@@ -26,6 +26,7 @@ typedef enum {
 typedef int (*solver_callback)(void *ctx, int iteration, const double *residuals);
 
 static inline int min_int(int a, int b) { return a < b ? a : b; }
+static inline int max_int(int a, int b) { return a > b ? a : b; }
 
 /* a'b over n elements.  The lanes of the reduction are fixed at compile
  * time: the sum does not depend on the thread count. */

@@ -102,7 +102,9 @@ static void pair_gradient(const kernel *k, const points *z, int j,
   for (int i0 = 0; i0 < y->n; i0 += SVGP_TILE) {
     const int len = min_int(SVGP_TILE, y->n - i0);
     block_sq_dist(z, j, y, i0, len, r2);
-    for (int t = 0; t < len; t++) wk[t] = w[i0 + t] * kernel_dr2(k, r2[t]);
+    memcpy(wk, r2, sizeof(double) * (size_t)len);
+    kernel_dr2(k, wk, len);
+    for (int t = 0; t < len; t++) wk[t] *= w[i0 + t];
     for (int c = 0; c < z->d; c++) {
       const double zj = z->x[j + (size_t)c * z->n];
       const double *col = y->x + (size_t)c * y->n + i0;

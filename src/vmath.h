@@ -34,6 +34,17 @@
 #define SDDGP_INLINE static inline
 #endif
 
+/* Sums written as LANES interleaved partial sums (entry t to lane t mod
+ * LANES), totalled in lanes_total's fixed order: the compiler vectorises
+ * them without reordering anything, so a sum has the same bits for any
+ * thread count, tile position or vector width. */
+#define LANES 8
+
+static inline double lanes_total(const double *s)
+{
+  return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));
+}
+
 static inline double vm_bits_to_double(uint64_t u)
 {
   double x;

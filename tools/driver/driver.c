@@ -129,10 +129,17 @@ void test_kernels(void)
       const double fd = (hand_kernel(k.family, s2, r2s[i] + h) -
                          hand_kernel(k.family, s2, r2s[i] - h)) / (2.0 * h);
       snprintf(what, sizeof what, "%s dk/dr2(%g)", family_name(k.family), r2s[i]);
-      CHECK(fabs(kernel_dr2(&k, r2s[i]) - fd) <= 1e-7 * fmax(1e-3, fabs(fd)),
+      CHECK(fabs(kernel_dr2_at(&k, r2s[i]) - fd) <= 1e-7 * fmax(1e-3, fabs(fd)),
             "%s: got %.12g, finite difference %.12g", what,
-            kernel_dr2(&k, r2s[i]), fd);
+            kernel_dr2_at(&k, r2s[i]), fd);
     }
+    /* At 0 (and rounded below it) the limit: Matern-1/2's slope in r2 is
+     * infinite there, and 0 stands for it (kernel.h). */
+    const double at0 = k.family == KERNEL_MATERN12 ? 0.0 :
+      (hand_kernel(k.family, s2, 1e-9) - s2) / 1e-9;
+    snprintf(what, sizeof what, "%s dk/dr2(0)", family_name(k.family));
+    CHECK_CLOSE(kernel_dr2_at(&k, 0.0), at0, 1e-3, what);
+    CHECK_CLOSE(kernel_dr2_at(&k, -1e-18), at0, 1e-3, what);
   }
   /* Spot values typed from the formulas (sigma_f^2 = 1, r = 1). */
   {

@@ -54,6 +54,9 @@ double *random_matrix(int n, int ncol);
 double sqdist(const double *x, int n, int i, const double *y, int m, int j,
               int d);
 
+/* dk/dr2 at one squared distance, through the engine's array form. */
+double kernel_dr2_at(const kernel *k, double r2);
+
 /* Dense K(x, y) by kernel_value in a naive double loop (n x m). */
 double *naive_kernel_matrix(const kernel *k, const double *x, int n,
                             const double *y, int m, int d);

@@ -60,6 +60,12 @@ double *random_matrix(int n, int ncol)
 }
 
 /* Squared distance between point i of (x, n) and point j of (y, m). */
+double kernel_dr2_at(const kernel *k, double r2)
+{
+  kernel_dr2(k, &r2, 1);
+  return r2;
+}
+
 double sqdist(const double *x, int n, int i, const double *y, int m, int j,
               int d)
 {

@@ -26,7 +26,7 @@ static void naive_gradient(const kernel *k, const double *x, int m, int d,
       const double r2 = sqdist(x, m, i, x, m, j, d);
       for (int c = 0; c < d; c++) {
         const double diff = x[i + (size_t)c * m] - x[j + (size_t)c * m];
-        grad[c] += 0.5 * w * -2.0 * kernel_dr2(k, r2) * diff * diff;
+        grad[c] += 0.5 * w * -2.0 * kernel_dr2_at(k, r2) * diff * diff;
       }
       grad[d] += 0.5 * w * kernel_value(k, r2);
       if (i == j) grad[d + 1] += 0.5 * w * noise;

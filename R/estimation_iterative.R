@@ -52,12 +52,15 @@ estimation_summary <- function(est, n, digits) {
 # passes: a CG iteration multiplies the n x n kernel matrix into 1 + probes
 # columns (an SDD step batch_size / n of it), and the gradient's pass
 # evaluates the kernel and its d + 2 derivatives at every pair for
-# 1 + probes columns.  The rates are
-# the median of elevators', pol's and a 6000-point low-noise ascent's;
-# counting work instead of reading the clock keeps the choice (and so the
-# fit) the same on any machine and thread count.
+# 1 + probes columns (with the probes' prior draws, counted with it).  The
+# CG rate is the median of elevators', pol's and a 6000-point low-noise
+# ascent's; the gradient's, after its pass was made 3.6 times faster, is
+# the mean of pol's and the low-noise ascent's, each relative to the CG
+# rate of its own run (NEWS).  Counting work instead of reading the clock
+# keeps the choice (and so the fit) the same on any machine and thread
+# count.
 projected_step_seconds <- function(n, d, probes, passes) {
-  n^2 * (7e-11 * passes * (probes + 1) + 6e-10 * (d + probes + 2))
+  n^2 * (7e-11 * passes * (probes + 1) + 2.5e-10 * (d + probes + 2))
 }
 
 # Steps that auto projects an ascent to take (elevators converged in 43).

@@ -76,12 +76,13 @@
 #' columns, plus the gradient's pass over the pairs, at the rates measured
 #' on the 2-core machine of `inst/benchmarks/estimation.R`. Before the first
 #' step it assumes one inner iteration a step, which rules out all the
-#' data above 16,000 to 21,000 points (fewer with more inputs); after it,
+#' data above 25,000 to 31,000 points (26 to 8 inputs); after it,
 #' it counts the first step's own iterations: a badly conditioned system (little noise) stops the ascent at its start,
 #' and the fit keeps the subset's estimate (and starts from the first
 #' step's solutions). Every step's solves and pass over the pairs grow as
 #' n^2: 15 minutes for elevators' 14,940 points and 51 for pol's 13,500 on
-#' two cores, against under a minute for the subset. The projection counts
+#' two cores (before the gradient's pass was made 3.6 times faster), against
+#' under a minute for the subset. The projection counts
 #' work rather than reading the clock, so a seed gives the same fit on any
 #' machine, load and thread count. `"subset"` always stops at the subset's
 #' estimate, `"iterative"` always goes on, until the ascent converges or

@@ -210,14 +210,14 @@ test_that("estimation_control() chooses the method by n and projected cost", {
   ctl <- estimation_control()
   # 40 steps of one CG iteration with 17 columns, and the gradient's pass
   # (d + 2 derivatives for 17 columns), at the documented rates: by hand,
-  # at most sqrt(300 / (40 * (17 * 7e-11 + 26 * 6e-10))) = 21,135 points in
-  # 8 dimensions and 18,140 in 18 (36 * 6e-10).
+  # at most sqrt(300 / (40 * (17 * 7e-11 + 26 * 2.5e-10))) = 31,229 points
+  # in 8 dimensions and 27,129 in 18 (36 * 2.5e-10).
   expect_identical(estimation_method(ctl, 2000, 8, 10), "subset")
   expect_identical(estimation_method(ctl, 2001, 8, 10), "iterative")
-  expect_identical(estimation_method(ctl, 21135, 8, 10), "iterative")
-  expect_identical(estimation_method(ctl, 21136, 8, 10), "subset")
-  expect_identical(estimation_method(ctl, 18140, 18, 20), "iterative")
-  expect_identical(estimation_method(ctl, 18141, 18, 20), "subset")
+  expect_identical(estimation_method(ctl, 31229, 8, 10), "iterative")
+  expect_identical(estimation_method(ctl, 31230, 8, 10), "subset")
+  expect_identical(estimation_method(ctl, 27129, 18, 20), "iterative")
+  expect_identical(estimation_method(ctl, 27130, 18, 20), "subset")
   expect_identical(estimation_method(estimation_control(auto_seconds = 0), 2001, 8, 10),
                    "subset")
   expect_identical(estimation_method(ctl, 5000, 8, 0), "subset")
@@ -235,15 +235,15 @@ test_that("auto keeps the subset's estimate when the first step projects too lon
       estimation = estimation_control(method = method, subset_size = 100,
                                       auto_seconds = auto_seconds)))
   }
-  # Between the projections of one inner iteration a step (0.084 s by hand)
-  # and of the first step's iterations.
-  cut <- fit_with("auto", auto_seconds = 0.1)
+  # Between the projections of one inner iteration a step (0.040 s by hand)
+  # and of the first step's iterations (over 0.05 s from 3 iterations on).
+  cut <- fit_with("auto", auto_seconds = 0.05)
   it <- cut$estimation$iterative
   expect_identical(it$stopped, "over budget")
   expect_identical(it$steps, 1L)
   expect_gt(it$inner_iterations, 1)
   expect_equal(it$projected_seconds,
-               40 * 400^2 * (7e-11 * it$inner_iterations * 17 + 6e-10 * 20))
+               40 * 400^2 * (7e-11 * it$inner_iterations * 17 + 2.5e-10 * 20))
   expect_identical(cut$estimation$method, "subset")
   subset <- fit_with("subset")
   expect_identical(cut$kernel, subset$kernel)

@@ -34,6 +34,19 @@ blas_kind <- function() {
             ignore.case = TRUE)) "optimised" else "reference"
 }
 
+# The dimensions by which the cost model counts the work of one kernel
+# value of `fit`: its d, except for fingerprints, whose values the engine
+# computes from what tanimoto_point_bytes() (src/tanimoto.c) counts: for
+# bit-packed rows the 64-bit words (an AND and a popcount each, about a
+# coordinate's work), for sparse counts the entries merged (both rows'),
+# for dense counts all d columns.
+cost_dims <- function(fit) {
+  if (!is_tanimoto(fit$kernel)) return(fit$d)
+  if (isTRUE(fit$kernel$binary)) return(ceiling(fit$d / 64))
+  if (is_sparse_input(fit$x)) return(2 * length(fit$x@x) / max(fit$n, 1))
+  fit$d
+}
+
 # Predicted seconds on one core of the exact solve of n points in d
 # dimensions with nrhs right-hand sides: the kernel matrix's lower half,
 # the factorisation and the triangular solves.
@@ -74,8 +87,9 @@ solve_automatic <- function(fit, problem, threads) {
       cholesky_max_n)))
   }
   exact <- cholesky_control(features = sdd$features)
-  cost <- exact_cost(n, fit$d, nrhs)
-  steps <- floor(cost / sdd_step_cost(n, fit$d, sdd))
+  dims <- cost_dims(fit)
+  cost <- exact_cost(n, dims, nrhs)
+  steps <- floor(cost / sdd_step_cost(n, dims, sdd))
   if (steps < min_trial_steps) {
     return(use("cholesky", exact, run_solver("cholesky", problem, exact, threads),
                sprintf(paste("Solver chosen automatically: exact, as it costs less than",

@@ -93,6 +93,14 @@ tanimoto_points <- function(x, binary = NULL) {
   .Call(C_fingerprints, x, binary %||% fingerprints_binary(x))
 }
 
+# The popcount that binary fingerprints take: "avx512" (AVX-512's vector
+# popcount, where the build and the CPU have it) or "portable"; `allow`
+# FALSE forces the portable loop, TRUE allows the vector one again (tests
+# and benchmarks compare the two; both give the same values).
+tanimoto_popcount_path <- function(allow = NA) {
+  if (.Call(C_tanimoto_popcount_path, as.logical(allow))) "avx512" else "portable"
+}
+
 # The constant prior mean of the Tanimoto model by generalised least
 # squares, 1' H^-1 y / 1' H^-1 1 with H = K + diag(noise), on a random
 # subset of `size` points (estimation_control()'s subset_size): the maximum

@@ -114,7 +114,7 @@ fit_log_likelihood <- function(fit, sol, threads) {
     value <- -0.5 * sum(fit$y * fit$alpha) - 0.5 * q * (sol$log_det + fit$n * log(2 * pi))
     return(unstandardized_log_likelihood(value, fit))
   }
-  if (n_outputs(fit) * exact_cost(fit$n, fit$d, 1L) <= log_likelihood_fit_seconds) {
+  if (n_outputs(fit) * exact_cost(fit$n, cost_dims(fit), 1L) <= log_likelihood_fit_seconds) {
     return(exact_log_likelihood(fit, threads))
   }
   NULL

@@ -184,7 +184,7 @@ warn_if_not_converged <- function(fit) {
     "the end of its iteration budget")
   exact <- if (fit$n <= cholesky_max_n) {
     sprintf("solver = \"cholesky\" (exact, about %s here)", format_seconds(
-      exact_seconds(fit$n, 1L + ncol(fit$alpha_samples), fit$threads, fit$d)))
+      exact_seconds(fit$n, 1L + ncol(fit$alpha_samples), fit$threads, cost_dims(fit))))
   }
   advice <- switch(fit$solver,
     cg = paste(c("more `max_iterations` in cg_control()", exact), collapse = ", or "),

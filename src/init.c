@@ -31,6 +31,7 @@ SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_glue_codes(void);
 SEXP C_fingerprints(SEXP, SEXP);
 SEXP C_hash_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_tanimoto_popcount_path(SEXP);
 
 #define CALLDEF(name, n) {#name, (DL_FUNC)&name, n}
 
@@ -61,6 +62,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_glue_codes, 0),
   CALLDEF(C_fingerprints, 2),
   CALLDEF(C_hash_matmul, 6),
+  CALLDEF(C_tanimoto_popcount_path, 1),
   {NULL, NULL, 0}
 };
 

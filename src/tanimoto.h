@@ -31,6 +31,12 @@ struct fingerprints {
 /* 64-bit words of a bit-packed row of d columns. */
 int tanimoto_words(int d);
 
+/* Whether binary rows take AVX-512's vector popcount (where the compiler
+ * and the CPU have it) rather than the portable loop; both give the same
+ * values.  request 0 forces the portable loop, 1 allows the vector one,
+ * -1 leaves the setting as it is.  Not to be called during a product. */
+int tanimoto_popcount_path(int request);
+
 /* T of the nr points idx[q] of p1 against points j0..j0+len-1 of p2 into
  * out + q * ld.  Two all-zero points have T = 1 (0/0: R rejects such
  * points; this keeps the matrix PSD). */

@@ -74,3 +74,11 @@ SEXP C_hash_matmul(SEXP seed, SEXP first, SEXP spec, SEXP x, SEXP W,
   UNPROTECT(1);
   return out;
 }
+
+/* TRUE where binary fingerprints take AVX-512's vector popcount; a logical
+ * request first sets whether they may (FALSE: the portable loop). */
+SEXP C_tanimoto_popcount_path(SEXP request)
+{
+  const int r = Rf_asLogical(request);
+  return Rf_ScalarLogical(tanimoto_popcount_path(r == NA_LOGICAL ? -1 : r));
+}

@@ -26,6 +26,16 @@
 #define SDDGP_HOT
 #endif
 
+/* The Tanimoto kernel's AVX-512 popcount path (tanimoto.c), taken at run
+ * time where the CPU has the instruction: under the clones' conditions,
+ * with a GCC whose intrinsics have it. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    defined(__linux__) && !defined(SDDGP_NO_CLONES) && __GNUC__ >= 8
+#define SDDGP_VPOPCNT 1
+#else
+#define SDDGP_VPOPCNT 0
+#endif
+
 /* Helpers of the hot loops that must be inlined into each clone: a call
  * to one compiled for the baseline would run it without AVX. */
 #if defined(__GNUC__)

@@ -163,3 +163,26 @@ test_that("an SDD run short of its default tolerance warns with the residual and
   expect_lt(stalled$iterations, 3000L)
   expect_equal(stalled$iterations %% 100L, 0L)
 })
+
+test_that("the cost model counts fingerprints' kernel values by the work done", {
+  x <- withr::with_seed(1, matrix(stats::rbinom(60 * 1024, 1, 0.05), 60, 1024))
+  x[rowSums(x) == 0, 1L] <- 1
+  y <- withr::with_seed(2, stats::rnorm(60))
+  bits <- gp_sdd(x, y, kernel = tanimoto(1, 0), noise = 0.1, solver = "cholesky",
+                 threads = 1)
+  # Bit-packed rows: 16 words of 64 bits, not 1024 coordinates.
+  expect_identical(sddgp:::cost_dims(bits), 16)
+  counts <- 2 * x
+  dense <- gp_sdd(counts, y, kernel = tanimoto(1, 0), noise = 0.1, solver = "cholesky",
+                  threads = 1)
+  expect_identical(sddgp:::cost_dims(dense), 1024L)
+  skip_if_not_installed("Matrix")
+  sparse <- gp_sdd(methods::as(Matrix::Matrix(counts, sparse = TRUE), "CsparseMatrix"),
+                   y, kernel = tanimoto(1, 0), noise = 0.1, solver = "cholesky", threads = 1)
+  expect_equal(sddgp:::cost_dims(sparse), 2 * sum(counts != 0) / 60)
+  # Fewer dimensions, more SDD steps as cheap as the exact solve.
+  expect_gt(floor(sddgp:::exact_cost(5000, 16, 1) /
+                    sddgp:::sdd_step_cost(5000, 16, sdd_control(cache = "never"))),
+            floor(sddgp:::exact_cost(5000, 1024, 1) /
+                    sddgp:::sdd_step_cost(5000, 1024, sdd_control(cache = "never"))))
+})

@@ -70,6 +70,23 @@ test_that("the Tanimoto kernel matches base R on dense, sparse, binary and count
   }
 })
 
+test_that("the AVX-512 popcount gives the portable loop's values", {
+  # Where the CPU lacks it both runs take the portable loop.  d: one word,
+  # a partial last chunk of eight words, exactly two chunks, four; 301
+  # columns: more than one tile and not a multiple of eight.
+  on.exit(sddgp:::tanimoto_popcount_path(TRUE))
+  for (d in c(64L, 100L, 1000L, 1024L, 2048L)) {
+    x1 <- make_fingerprints(13, d, seed = d)
+    x2 <- make_fingerprints(301, d, seed = d + 1)
+    sddgp:::tanimoto_popcount_path(FALSE)
+    K0 <- tanimoto_c(x1, x2)
+    expect_identical(sddgp:::tanimoto_popcount_path(), "portable")
+    sddgp:::tanimoto_popcount_path(TRUE)
+    expect_identical(tanimoto_c(x1, x2), K0, info = paste("d =", d))
+    expect_lt(max(abs(K0 - ref_tanimoto(x1, x2))), 1e-12)
+  }
+})
+
 test_that("a Tanimoto Gram matrix is positive semi-definite", {
   for (counts in c(FALSE, TRUE)) {
     x <- make_fingerprints(150, 40, seed = 4, counts = counts)

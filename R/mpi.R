@@ -6,9 +6,9 @@
 #' script.R`: each process loads the same data and calls the same
 #' functions with the same seed, and each SDD solve is shared among them.
 #' The kernel matrix's columns are split: each process owns whole tiles of
-#' 256 training points (one contiguous shard, or one piece in each of a few
-#' rounds, see below). Every step, all processes draw the same batch from
-#' the counter-based generator, sum its kernel rows against their own
+#' 256 training points (one piece in each of a few rounds, see below).
+#' Every step, all processes draw the same batch from the counter-based
+#' generator, sum its kernel rows against their own
 #' points' coefficients, and pass the sums on in rank order; every process
 #' then holds the same finished sums and takes the same step on all the
 #' coefficients (that part of a step, a few operations per coefficient, is
@@ -29,11 +29,13 @@
 #'   receive a broadcast of as many (batch size \eqn{B}{B}, \eqn{s}{s}
 #'   samples).
 #'   The pipeline idles while it fills, \eqn{P - 1}{P - 1} of its
-#'   \eqn{G = B / 64}{G = B / 64} group slots per process; with many
-#'   processes the points are instead cut into \eqn{R P}{R P} pieces, piece
-#'   \eqn{q}{q} owned by rank \eqn{q \bmod P}{q mod P}, so that the sums go
-#'   round the ranks \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the
-#'   fill takes at most a ninth (\eqn{G R \ge 8 (P - 1)}{G R >= 8 (P - 1)}),
+#'   \eqn{G = B / 64}{G = B / 64} group slots per process (a ninth of a
+#'   step for \eqn{B = 512}{B = 512} and two processes), so the points are
+#'   instead cut into \eqn{R P}{R P} pieces, piece \eqn{q}{q} owned by
+#'   rank \eqn{q \bmod P}{q mod P}, so that the sums go round the ranks
+#'   \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the fill takes at
+#'   most a twenty-first (\eqn{G R \ge 20 (P - 1)}{G R >= 20 (P - 1)}, as
+#'   long as each piece keeps a tile of 256 points, and at most 64 rounds),
 #'   at the price of \eqn{R}{R} times the messages. Measured and modelled
 #'   costs: `inst/benchmarks/distributed.R`.
 #'

@@ -24,7 +24,7 @@
 # latency `latency` and `bandwidth` bytes per second (10 GbE, 50 us),
 # plus the measured software cost per message (R and Rmpi calls):
 #   G = B / 64 groups and R rounds (shard_rounds() of src/shard.c: the
-#   least with G R >= 8 (P - 1), at most a tile per piece and 64); a
+#   least with G R >= 20 (P - 1), at most a tile per piece and 64); a
 #   group's compute on one piece u = c(n) / (P G R); the pipeline runs
 #   G R + P - 1 slots, each u plus one message of 64 (s + 1) doubles; then
 #   a broadcast of B (s + 1) doubles, ceil(log2 P) hops.
@@ -42,10 +42,11 @@ out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "distributed
 d <- 8L
 batch <- 512L
 group <- 64L  # SHARD_GROUP of src/shard.h
+fill <- 20    # SHARD_FILL
 
 # shard_rounds() of src/shard.c for batches of `batch` rows.
 rounds_for <- function(n, P) {
-  max(1, min(ceiling(8 * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 64))
+  max(1, min(ceiling(fill * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 64))
 }
 
 mpi <- if (part == "measure" && nzchar(Sys.getenv("OMPI_COMM_WORLD_SIZE"))) sddgp_mpi()

@@ -125,19 +125,28 @@ mpi_settings <- function(settings, mpi, n) {
   recv <- rmpi("mpi.recv")
   waitall <- rmpi("mpi.waitall")
   bcast <- rmpi("mpi.bcast")
+  # A message that fails here leaves the other processes waiting in MPI
+  # calls that would never return: end this process with status 1, which
+  # makes mpirun end the others and fail (MPI_Abort through Rmpi would
+  # report success), rather than hang.
+  or_abort <- function(f) function(x, peer) withCallingHandlers(f(x, peer), error = function(e) {
+    message(sprintf("sddgp: a message of the sharded solve failed on process %d (%s); %s",
+                    mpi$rank, conditionMessage(e), "ending the MPI job"))
+    quit(save = "no", status = 1L, runLast = FALSE)
+  })
   settings$use_cache <- FALSE
   settings$shard <- list(
     rank = mpi$rank, size = mpi$size,
-    send = function(x, peer) {
+    send = or_abort(function(x, peer) {
       pending[[length(pending) + 1L]] <<- x
       isend(x, 2L, peer, tag, comm = comm, request = length(pending) - 1L)
-    },
-    recv = function(x, peer) recv(x, 2L, peer, tag, comm = comm),
-    bcast = function(x, peer) {
+    }),
+    recv = or_abort(function(x, peer) recv(x, 2L, peer, tag, comm = comm)),
+    bcast = or_abort(function(x, peer) {
       if (length(pending)) waitall(length(pending))
       pending <<- list()
       bcast(x, 2L, rank = peer, comm = comm)
-    })
+    }))
   settings
 }
 

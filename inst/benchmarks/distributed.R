@@ -14,11 +14,10 @@
 # step: the wall time, and the time spent in the message callbacks (sends,
 # receives, the broadcast, including the waits for the other rank: the
 # pipeline's fill and drain, and, on a shared machine, the other rank's
-# slowness), rank 0's and the least over the ranks; on one process, the
-# time of the work that every process repeats whole (the update of all
-# n (s + 1) coefficients, their momentum and average), T(16) - 16 (T(512)
-# - T(16)) / 496 from steps with batches of 16 and 512 (a product's cost
-# is proportional to the batch); and, with P = 2, the cost of one message of
+# slowness), rank 0's and the least over the ranks; the time of the work
+# that every process repeats whole, the update of all n (s + 1)
+# coefficients, their momentum and average (rank 0's); and, with P = 2,
+# the cost of one message of
 # each kind alone (a group of 64 rows' running sums from rank 0 to 1, and
 # the broadcast of all B (s + 1) sums) through Rmpi, as the solve's
 # callbacks send them, the least of 5 blocks of 100.  A checksum of the
@@ -62,7 +61,7 @@ processes <- if (is.null(mpi)) 1L else mpi$size
 rank0 <- is.null(mpi) || mpi$rank == 0L
 
 # The C loop's problem and settings for n points and s samples.
-loop_case <- function(n, s, batch = 512L) {
+loop_case <- function(n, s) {
   set.seed(1)
   x <- (matrix(stats::runif(n * d), n, d) - 0.5) * 2
   y <- sin(3 * x[, 1]) + x[, 2] * x[, d] + stats::rnorm(n, sd = 0.1)
@@ -110,15 +109,6 @@ if (part == "measure") {
                                                         threads))[["elapsed"]]
     waits <- if (is.null(mpi)) res$comm_seconds
              else Rmpi::mpi.allgather(res$comm_seconds, 2L, double(mpi$size), comm = 0L)
-    replicated <- NA_real_
-    if (is.null(mpi)) {
-      small <- loop_case(n, s, 16L)
-      t16 <- system.time(sddgp:::sdd_loop_call(small$problem, small$settings,
-                                               threads))[["elapsed"]] / steps
-      t512 <- elapsed / res$iterations
-      replicated <- max(0, t16 - 16 * (t512 - t16) / (batch - 16))
-      rm(small)
-    }
     msg <- message_seconds(group * (s + 1L))
     rows <- rbind(rows, data.frame(
       part = "measured", machine = cpu_model(), n = n, d = d, samples = s, batch = batch,
@@ -127,7 +117,7 @@ if (part == "measure") {
       step_seconds = elapsed / res$iterations,
       comm_wait_seconds = res$comm_seconds / res$iterations,
       comm_wait_least_seconds = min(waits) / res$iterations,
-      replicated_seconds = replicated,
+      replicated_seconds = res$update_seconds / res$iterations,
       message_seconds = msg[1L], bcast_seconds = msg[2L],
       checksum = sprintf("%.17g", sum(res$alpha * seq_along(res$alpha))),
       load = load, latency = NA, bandwidth = NA, speedup = NA, efficiency = NA))

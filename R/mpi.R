@@ -42,8 +42,18 @@
 #' @section Limits: The dual coordinate estimator (SDD itself, and not
 #'   SGD's primal one), double precision, the kernel evaluated on the fly
 #'   (a cached kernel matrix is not shared), and no `time_limit` (the
-#'   processes must stop at the same step). A process that fails makes
-#'   `mpirun` end the job.
+#'   processes must stop at the same step). Every process repeats the
+#'   update of all \eqn{n (s + 1)}{n (s + 1)} coefficients (with their
+#'   momentum and average) each step, which does not shrink with more
+#'   processes: a few per cent of a step without samples, more with many.
+#'
+#' @section Failures: A process that dies (killed, out of memory, an R
+#'   error it does not catch) makes Open MPI's `mpirun` end the others and
+#'   exit with a non-zero status. A message that fails (an error in Rmpi)
+#'   ends its process with status 1, which does the same, rather than leave
+#'   the others waiting for it forever. Either way the whole job stops
+#'   within seconds; plain MPI cannot let the surviving processes go on, so
+#'   they raise no R error to catch: rerun the script.
 #'
 #' @section Installing: On Debian or Ubuntu, `apt-get install r-cran-rmpi
 #'   libopenmpi-dev` (Rmpi loads `libmpi.so`, which the `-dev` package

@@ -17,11 +17,12 @@
 # slowness), rank 0's and the least over the ranks; the time of the work
 # that every process repeats whole, the update of all n (s + 1)
 # coefficients, their momentum and average (rank 0's); and, with P = 2,
-# the cost of one message of
-# each kind alone (a group of 64 rows' running sums from rank 0 to 1, and
-# the broadcast of all B (s + 1) sums) through Rmpi, as the solve's
-# callbacks send them, the least of 5 blocks of 100.  A checksum of the
-# solution shows that P = 2 gives P = 1's bits.
+# the cost of one message of each kind alone (a group of 64 rows' running
+# sums from rank 0 to 1, and the broadcast of all B (s + 1) sums) through
+# Rmpi, as the solve's callbacks send them, the least of 5 blocks of 100.
+# A checksum of the solution shows that P = 2 gives P = 1's bits.  The
+# figures of inst/benchmarks/README.md: --n=100000 and --n=1000000 apart,
+# each P under `flock` of its own.
 #
 # model: the step time on P processes of a cluster, from the measured
 # single-process step c(n) and its repeated part D(n) (both proportional

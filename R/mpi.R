@@ -6,9 +6,9 @@
 #' script.R`: each process loads the same data and calls the same
 #' functions with the same seed, and each SDD solve is shared among them.
 #' The kernel matrix's columns are split: each process owns whole tiles of
-#' 256 training points (one contiguous shard, or one piece in each of a few
-#' rounds, see below). Every step, all processes draw the same batch from
-#' the counter-based generator, sum its kernel rows against their own
+#' 256 training points (one piece in each of a few rounds, see below).
+#' Every step, all processes draw the same batch from the counter-based
+#' generator, sum its kernel rows against their own
 #' points' coefficients, and pass the sums on in rank order; every process
 #' then holds the same finished sums and takes the same step on all the
 #' coefficients (that part of a step, a few operations per coefficient, is
@@ -29,19 +29,31 @@
 #'   receive a broadcast of as many (batch size \eqn{B}{B}, \eqn{s}{s}
 #'   samples).
 #'   The pipeline idles while it fills, \eqn{P - 1}{P - 1} of its
-#'   \eqn{G = B / 64}{G = B / 64} group slots per process; with many
-#'   processes the points are instead cut into \eqn{R P}{R P} pieces, piece
-#'   \eqn{q}{q} owned by rank \eqn{q \bmod P}{q mod P}, so that the sums go
-#'   round the ranks \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the
-#'   fill takes at most a ninth (\eqn{G R \ge 8 (P - 1)}{G R >= 8 (P - 1)}),
+#'   \eqn{G = B / 64}{G = B / 64} group slots per process (a ninth of a
+#'   step for \eqn{B = 512}{B = 512} and two processes), so the points are
+#'   instead cut into \eqn{R P}{R P} pieces, piece \eqn{q}{q} owned by
+#'   rank \eqn{q \bmod P}{q mod P}, so that the sums go round the ranks
+#'   \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the fill takes at
+#'   most a twenty-first (\eqn{G R \ge 20 (P - 1)}{G R >= 20 (P - 1)}, as
+#'   long as each piece keeps a tile of 256 points, and at most 64 rounds),
 #'   at the price of \eqn{R}{R} times the messages. Measured and modelled
 #'   costs: `inst/benchmarks/distributed.R`.
 #'
 #' @section Limits: The dual coordinate estimator (SDD itself, and not
 #'   SGD's primal one), double precision, the kernel evaluated on the fly
 #'   (a cached kernel matrix is not shared), and no `time_limit` (the
-#'   processes must stop at the same step). A process that fails makes
-#'   `mpirun` end the job.
+#'   processes must stop at the same step). Every process repeats the
+#'   update of all \eqn{n (s + 1)}{n (s + 1)} coefficients (with their
+#'   momentum and average) each step, which does not shrink with more
+#'   processes: a few per cent of a step without samples, more with many.
+#'
+#' @section Failures: A process that dies (killed, out of memory, an R
+#'   error it does not catch) makes Open MPI's `mpirun` end the others and
+#'   exit with a non-zero status. A message that fails (an error in Rmpi)
+#'   ends its process with status 1, which does the same, rather than leave
+#'   the others waiting for it forever. Either way the whole job stops
+#'   within seconds; plain MPI cannot let the surviving processes go on, so
+#'   they raise no R error to catch: rerun the script.
 #'
 #' @section Installing: On Debian or Ubuntu, `apt-get install r-cran-rmpi
 #'   libopenmpi-dev` (Rmpi loads `libmpi.so`, which the `-dev` package
@@ -123,19 +135,28 @@ mpi_settings <- function(settings, mpi, n) {
   recv <- rmpi("mpi.recv")
   waitall <- rmpi("mpi.waitall")
   bcast <- rmpi("mpi.bcast")
+  # A message that fails here leaves the other processes waiting in MPI
+  # calls that would never return: end this process with status 1, which
+  # makes mpirun end the others and fail (MPI_Abort through Rmpi would
+  # report success), rather than hang.
+  or_abort <- function(f) function(x, peer) withCallingHandlers(f(x, peer), error = function(e) {
+    message(sprintf("sddgp: a message of the sharded solve failed on process %d (%s); %s",
+                    mpi$rank, conditionMessage(e), "ending the MPI job"))
+    quit(save = "no", status = 1L, runLast = FALSE)
+  })
   settings$use_cache <- FALSE
   settings$shard <- list(
     rank = mpi$rank, size = mpi$size,
-    send = function(x, peer) {
+    send = or_abort(function(x, peer) {
       pending[[length(pending) + 1L]] <<- x
       isend(x, 2L, peer, tag, comm = comm, request = length(pending) - 1L)
-    },
-    recv = function(x, peer) recv(x, 2L, peer, tag, comm = comm),
-    bcast = function(x, peer) {
+    }),
+    recv = or_abort(function(x, peer) recv(x, 2L, peer, tag, comm = comm)),
+    bcast = or_abort(function(x, peer) {
       if (length(pending)) waitall(length(pending))
       pending <<- list()
       bcast(x, 2L, rank = peer, comm = comm)
-    })
+    }))
   settings
 }
 

@@ -192,10 +192,15 @@ run_sdd_loop <- function(problem, settings, threads, label = "SDD") {
 }
 
 # The C loop's raw result: list(alpha, iterations, status, trace, state,
-# comm_seconds).
+# comm_failed, comm_seconds, update_seconds).
 sdd_loop_call <- function(problem, settings, threads) {
-  .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
-        problem$rhs, settings, threads)
+  res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
+               problem$rhs, settings, threads)
+  if (res$comm_failed) {
+    sddgp_abort("A message between the processes of the sharded solve failed.",
+                class = "sddgp_error_worker")
+  }
+  res
 }
 
 # The trace metrics' operands for the C loop, in the units of the problem

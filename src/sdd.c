@@ -385,7 +385,9 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   for (t = opt->first_iteration; t < opt->iterations; t++) {
     if (batched) draw_batch(opt, n, B, t, w.perm, w.idx);
     gradient(&w, t);
+    const double update_start = opt->update_seconds ? omp_get_wtime() : 0.0;
     update(&w, mom, alpha_bar, averaging_rate(opt, t + 1));
+    if (opt->update_seconds) *opt->update_seconds += omp_get_wtime() - update_start;
     *iterations_done = t + 1;
 
     /* A run stopped by its time limit probes its last step like a

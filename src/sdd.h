@@ -111,6 +111,9 @@ typedef struct {
   /* Where to leave the final iterate and momentum (n x nrhs each) for a
    * later resumed run, or NULL. */
   double *alpha_out, *momentum_out;
+  /* NULL, or where to add the seconds spent updating the coefficients
+   * (every process of a sharded solve repeats that part: benchmarks). */
+  double *update_seconds;
   /* NULL, or the processes that share K's columns (shard.h), each running
    * this same solve: every product with K is then summed across them, with
    * the bits of one process, and each holds the whole state.  The dual

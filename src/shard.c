@@ -24,7 +24,7 @@ int shard_rounds(int n, int size, int batch)
 {
   const int g = group_rows(batch), groups = (batch + g - 1) / g;
   const int tiles = (n + BLOCK_TILE - 1) / BLOCK_TILE;
-  int rounds = (8 * (size - 1) + groups - 1) / groups;
+  int rounds = (SHARD_FILL * (size - 1) + groups - 1) / groups;
   if (rounds > tiles / size) rounds = tiles / size;
   if (rounds > SHARD_MAX_ROUNDS) rounds = SHARD_MAX_ROUNDS;
   return rounds > 1 ? rounds : 1;

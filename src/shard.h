@@ -14,8 +14,8 @@
  * once: a pipeline of G R slots per process for G groups, idle while it
  * fills and drains (P - 1 slots).  With one round the fill costs a
  * fraction (P - 1) / (G + P - 1) of a step, so the rounds are chosen to
- * make G R >= 8 (P - 1), a ninth at most (shard_rounds()), at the price of
- * R times the messages.  Each message is a group of rows'
+ * make G R >= SHARD_FILL (P - 1), under 5 % (shard_rounds()), at the price
+ * of R times the messages.  Each message is a group of rows'
  * sums, and the broadcast all of them: B (s + 1) numbers per round and
  * step for a batch of B rows and s + 1 systems.
  *
@@ -42,6 +42,10 @@ typedef struct {
 
 #define SHARD_MAX_ROUNDS 64
 
+/* Slots of work per slot of fill the rounds aim at: the fill's fraction
+ * (P - 1) / (G R + P - 1) is then at most 1/21. */
+#define SHARD_FILL 20
+
 /* This process's part of an operator (kernel_op's `shard`): its piece of
  * each round. */
 typedef struct shard {
@@ -66,8 +70,9 @@ typedef struct shard {
 void shard_range(int n, int q, int pieces, int *first, int *count);
 
 /* Rounds for `size` processes on n columns whose products take `batch`
- * rows (an SDD step's): enough for the pipeline to fill in a ninth of its
- * slots, at most one tile per piece and SHARD_MAX_ROUNDS. */
+ * rows (an SDD step's): the fewest for the pipeline to fill in at most a
+ * twenty-first of its slots (G R >= SHARD_FILL (P - 1)), but at least one
+ * tile per piece and at most SHARD_MAX_ROUNDS. */
 int shard_rounds(int n, int size, int batch);
 
 /* Workspace of shard_op(): the coordinates of this process's pieces. */

@@ -13,22 +13,30 @@
 # (tolerance 0, no warm start), each process on `threads` threads.  Per
 # step: the wall time, and the time spent in the message callbacks (sends,
 # receives, the broadcast, including the waits for the other rank: the
-# pipeline's fill and drain); and, with P = 2, the cost of one message of
-# each kind alone (a group of 64 rows' running sums from rank 0 to 1, and
-# the broadcast of all B (s + 1) sums) through Rmpi, as the solve's
-# callbacks send them, the least of 5 blocks of 100.  A checksum of the
-# solution shows that P = 2 gives P = 1's bits.
+# pipeline's fill and drain, and, on a shared machine, the other rank's
+# slowness), rank 0's and the least over the ranks; the time of the work
+# that every process repeats whole, the update of all n (s + 1)
+# coefficients, their momentum and average (rank 0's); and, with P = 2,
+# the cost of one message of each kind alone (a group of 64 rows' running
+# sums from rank 0 to 1, and the broadcast of all B (s + 1) sums) through
+# Rmpi, as the solve's callbacks send them, the least of 5 blocks of 100.
+# A checksum of the solution shows that P = 2 gives P = 1's bits.  The
+# figures of inst/benchmarks/README.md: --n=100000 and --n=1000000 apart,
+# each P under `flock` of its own.
 #
 # model: the step time on P processes of a cluster, from the measured
-# single-process compute per step c(n) (proportional to n) and messages of
-# latency `latency` and `bandwidth` bytes per second (10 GbE, 50 us),
-# plus the measured software cost per message (R and Rmpi calls):
+# single-process step c(n) and its repeated part D(n) (both proportional
+# to n, from the largest n measured) and messages of latency `latency` and
+# `bandwidth` bytes per second (10 GbE, 50 us), plus the measured software
+# cost per message (R and Rmpi calls):
 #   G = B / 64 groups and R rounds (shard_rounds() of src/shard.c: the
-#   least with G R >= 8 (P - 1), at most a tile per piece and 64); a
-#   group's compute on one piece u = c(n) / (P G R); the pipeline runs
-#   G R + P - 1 slots, each u plus one message of 64 (s + 1) doubles; then
-#   a broadcast of B (s + 1) doubles, ceil(log2 P) hops.
-#   T(P) = (G R + P - 1) (u + m) + ceil(log2 P) b,  speed-up c(n) / T(P).
+#   least with G R >= 20 (P - 1), at most a tile per piece and 64); a
+#   group's compute on one piece u = (c(n) - D(n)) / (P G R); the
+#   pipeline runs G R + P - 1 slots, each u plus one message of 64 (s + 1)
+#   doubles; then a broadcast of B (s + 1) doubles, ceil(log2 P) hops;
+#   then every process's update, D(n).
+#   T(P) = (G R + P - 1) (u + m) + ceil(log2 P) b + D(n),
+#   speed-up c(n) / T(P).
 source(file.path("inst", "benchmarks", "options.R"))
 suppressPackageStartupMessages(library(sddgp))
 part <- choice_option("part", c("measure", "model"))
@@ -42,10 +50,11 @@ out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "distributed
 d <- 8L
 batch <- 512L
 group <- 64L  # SHARD_GROUP of src/shard.h
+fill <- 20    # SHARD_FILL
 
 # shard_rounds() of src/shard.c for batches of `batch` rows.
 rounds_for <- function(n, P) {
-  max(1, min(ceiling(8 * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 64))
+  max(1, min(ceiling(fill * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 64))
 }
 
 mpi <- if (part == "measure" && nzchar(Sys.getenv("OMPI_COMM_WORLD_SIZE"))) sddgp_mpi()
@@ -99,6 +108,8 @@ if (part == "measure") {
     load <- load_average()
     elapsed <- system.time(res <- sddgp:::sdd_loop_call(case$problem, case$settings,
                                                         threads))[["elapsed"]]
+    waits <- if (is.null(mpi)) res$comm_seconds
+             else Rmpi::mpi.allgather(res$comm_seconds, 2L, double(mpi$size), comm = 0L)
     msg <- message_seconds(group * (s + 1L))
     rows <- rbind(rows, data.frame(
       part = "measured", machine = cpu_model(), n = n, d = d, samples = s, batch = batch,
@@ -106,6 +117,8 @@ if (part == "measure") {
       rounds = rounds_for(n, processes), steps = res$iterations,
       step_seconds = elapsed / res$iterations,
       comm_wait_seconds = res$comm_seconds / res$iterations,
+      comm_wait_least_seconds = min(waits) / res$iterations,
+      replicated_seconds = res$update_seconds / res$iterations,
       message_seconds = msg[1L], bcast_seconds = msg[2L],
       checksum = sprintf("%.17g", sum(res$alpha * seq_along(res$alpha))),
       load = load, latency = NA, bandwidth = NA, speedup = NA, efficiency = NA))
@@ -114,7 +127,8 @@ if (part == "measure") {
   }
   if (rank0) {
     print(rows[, c("n", "samples", "processes", "step_seconds", "comm_wait_seconds",
-                   "message_seconds", "bcast_seconds", "checksum", "load")])
+                   "comm_wait_least_seconds", "replicated_seconds", "message_seconds",
+                   "bcast_seconds", "checksum", "load")])
     replace_rows(rows, out_csv, c("part", "machine", "n", "samples", "processes", "threads"))
   }
   if (!is.null(mpi)) invisible(Rmpi::mpi.finalize())
@@ -126,24 +140,29 @@ if (part == "measure") {
     one <- measured[measured$samples == s & measured$processes == 1L, ]
     two <- measured[measured$samples == s & measured$processes == 2L, ]
     if (!nrow(one) || !nrow(two)) stop("measure P = 1 and 2 with ", s, " samples first")
-    # Compute per point and step on one process, and the software cost of
-    # a message (measured between local processes: memory copies and the
-    # R and Rmpi calls).
-    per_point <- one$step_seconds[1L] / one$n[1L]
-    soft_send <- two$message_seconds[1L]
-    soft_bcast <- two$bcast_seconds[1L]
+    one <- one[which.max(one$n), ]
+    two <- two[which.max(two$n), ]
+    # Compute per point and step on one process, the part of it that every
+    # process repeats, and the software cost of a message (measured
+    # between local processes: memory copies and the R and Rmpi calls).
+    per_point <- one$step_seconds / one$n
+    repeated_per_point <- one$replicated_seconds / one$n
+    soft_send <- two$message_seconds
+    soft_bcast <- two$bcast_seconds
     G <- batch / group
     for (n in c(1e5, 1e6, 1e7)) for (P in c(2L, 4L, 8L, 16L, 32L, 64L)) {
       c1 <- per_point * n
+      D <- repeated_per_point * n
       R <- rounds_for(n, P)
-      u <- c1 / (P * G * R)
+      u <- (c1 - D) / (P * G * R)
       m <- soft_send + latency + 8 * group * (s + 1) / bandwidth
       b <- soft_bcast + latency + 8 * batch * (s + 1) / bandwidth
-      step <- (G * R + P - 1) * (u + m) + ceiling(log2(P)) * b
+      step <- (G * R + P - 1) * (u + m) + ceiling(log2(P)) * b + D
       rows <- rbind(rows, data.frame(
-        part = "model", machine = one$machine[1L], n = n, d = d, samples = s, batch = batch,
-        processes = P, threads = one$threads[1L], rounds = R, steps = NA, step_seconds = step,
-        comm_wait_seconds = step - c1 / P, message_seconds = m, bcast_seconds = b,
+        part = "model", machine = one$machine, n = n, d = d, samples = s, batch = batch,
+        processes = P, threads = one$threads, rounds = R, steps = NA, step_seconds = step,
+        comm_wait_seconds = step - (c1 - D) / P - D, comm_wait_least_seconds = NA,
+        replicated_seconds = D, message_seconds = m, bcast_seconds = b,
         checksum = NA, load = NA, latency = latency, bandwidth = bandwidth,
         speedup = c1 / step, efficiency = c1 / step / P))
     }

@@ -4,7 +4,6 @@ options(sddgp.threads = 1)
 has_future <- requireNamespace("future", quietly = TRUE)
 benchmark <- system.file("extdata", "benchmarks", "distributed.csv", package = "sddgp")
 
-
 ## ---- eval = has_future-------------------------------------------------------
 library(sddgp)
 set.seed(1)
@@ -29,28 +28,33 @@ identical(shared$alpha_samples, single$alpha_samples)
 identical(shared$iterations, single$iterations)
 identical(p, predict(single, newx, se.fit = TRUE, chunk_size = 25))
 
-
 ## ---- eval = FALSE------------------------------------------------------------
-## # fit.R
-## library(sddgp)
-## set.seed(1)
-## n <- 200000
-## x <- matrix(runif(n * 8), n)
-## y <- sin(4 * x[, 1]) + x[, 2] * x[, 8] + rnorm(n, sd = 0.1)
-## set.seed(2)
-## fit <- gp_sdd(x, y, kernel = matern(3/2, rep(0.5, 8), 1), noise = 0.01,
-##               control = sdd_control(iterations = 20000), samples = 64,
-##               threads = 1, parallel = sddgp_mpi())
-## if (Rmpi::mpi.comm.rank(0) == 0) saveRDS(fit, "fit.rds")
-## invisible(Rmpi::mpi.finalize())
-
+#  # fit.R
+#  library(sddgp)
+#  set.seed(1)
+#  n <- 200000
+#  x <- matrix(runif(n * 8), n)
+#  y <- sin(4 * x[, 1]) + x[, 2] * x[, 8] + rnorm(n, sd = 0.1)
+#  set.seed(2)
+#  fit <- gp_sdd(x, y, kernel = matern(3/2, rep(0.5, 8), 1), noise = 0.01,
+#                control = sdd_control(iterations = 20000), samples = 64,
+#                threads = 1, parallel = sddgp_mpi())
+#  if (Rmpi::mpi.comm.rank(0) == 0) saveRDS(fit, "fit.rds")
+#  invisible(Rmpi::mpi.finalize())
 
 ## ---- eval = nzchar(benchmark)------------------------------------------------
-b <- read.csv(benchmark)
+b <- read.csv(benchmark, colClasses = c(checksum = "character"))
+tidy <- function(d) {
+  d[] <- lapply(d, function(v) if (is.double(v)) signif(v, 3) else v)
+  rownames(d) <- NULL
+  d
+}
 measured <- b[b$part == "measured", ]
-measured[, c("n", "samples", "processes", "step_seconds", "comm_wait_seconds",
-             "load", "checksum")]
+measured <- measured[order(measured$n, measured$samples, measured$processes), ]
+tidy(measured[, c("n", "samples", "processes", "rounds", "step_seconds",
+                  "comm_wait_seconds", "replicated_seconds", "load", "checksum")])
 model <- b[b$part == "model" & b$processes %in% c(2, 16, 64), ]
-model[, c("n", "samples", "processes", "rounds", "step_seconds", "speedup",
-          "efficiency")]
+model$comm_share <- model$comm_wait_seconds / model$step_seconds
+tidy(model[, c("n", "samples", "processes", "rounds", "step_seconds", "comm_share",
+               "replicated_seconds", "speedup", "efficiency")])
 

@@ -1,6 +1,9 @@
 # sddgp_mpi(): an SDD solve shared by the processes of an MPI job gives the
 # single process's fit, predictions and fresh draws, bit for bit, with
-# even (2 processes) and uneven (3) shards of the 1000 points' 4 tiles.
+# even (2 processes) and uneven (3) shards of the 1000 points' 4 tiles, and
+# with the 5000 points' 20 tiles dealt in many rounds (batches of 100 are 2
+# groups: 10 rounds of 2 processes, 6 of 3); a killed or failing process
+# ends the job.
 
 skip_on_cran()
 # Not loaded here: MPI_Init in this process would leave settings in the
@@ -9,18 +12,24 @@ skip_if(!nzchar(system.file(package = "Rmpi")), "Rmpi is not installed")
 mpirun <- Sys.which("mpirun")
 skip_if(!nzchar(mpirun), "mpirun is not installed")
 
-# Runs mpi/fit.R (as P processes under mpirun, or as one without MPI) and
-# returns what rank 0 saved.
-run_fit <- function(np) {
-  out <- tempfile(fileext = ".rds")
-  script <- test_path("mpi", "fit.R")
+# Runs mpi/<script> with `args` as np processes under mpirun (or as one
+# without MPI when np is 0); its output, with attribute "status" when it
+# failed (124 when it ran past `timeout` seconds).
+run_script <- function(np, script, args, timeout = 240) {
   cmd <- if (np == 0L) file.path(R.home("bin"), "Rscript") else mpirun
   args <- c(if (np > 0L) c("--allow-run-as-root", "--oversubscribe", "-np", np,
                            file.path(R.home("bin"), "Rscript")),
-            shQuote(script), shQuote(out), if (np > 0L) "mpi" else "none")
-  log <- withr::with_envvar(
+            shQuote(test_path("mpi", script)), args)
+  withr::with_envvar(
     c(R_LIBS = paste(.libPaths(), collapse = .Platform$path.sep), OMP_NUM_THREADS = "1"),
-    suppressWarnings(system2(cmd, args, stdout = TRUE, stderr = TRUE, timeout = 240)))
+    suppressWarnings(system2(cmd, args, stdout = TRUE, stderr = TRUE, timeout = timeout)))
+}
+
+# Runs mpi/fit.R on n points and returns what rank 0 saved.
+run_fit <- function(np, n = 1000L, iterations = 2000L) {
+  out <- tempfile(fileext = ".rds")
+  log <- run_script(np, "fit.R", c(shQuote(out), if (np > 0L) "mpi" else "none", n,
+                                   iterations))
   if (!file.exists(out)) stop(paste(c("the run saved nothing:", log), collapse = "\n"))
   readRDS(out)
 }
@@ -32,6 +41,31 @@ test_that("mpirun -np 2 and -np 3 give the single process's results exactly", {
     shared <- run_fit(np)
     for (part in names(single)) expect_identical(shared[[part]], single[[part]], label = part)
   }
+})
+
+test_that("many rounds of pieces give the single process's results exactly", {
+  single <- run_fit(0L, 5000L, 300L)
+  for (np in 2:3) {
+    shared <- run_fit(np, 5000L, 300L)
+    for (part in names(single)) expect_identical(shared[[part]], single[[part]], label = part)
+  }
+})
+
+test_that("a process killed or failing mid-solve ends the whole job instead of hanging", {
+  # Open MPI's mpirun ends the other processes when one dies, and a failed
+  # message aborts the job: it fails within seconds (the solve would take
+  # minutes), nothing saved.
+  for (how in c("kill", "fail")) {
+    out <- tempfile(fileext = ".rds")
+    started <- Sys.time()
+    log <- run_script(2L, "broken.R", c(shQuote(out), how), timeout = 120)
+    seconds <- as.numeric(Sys.time() - started, units = "secs")
+    status <- attr(log, "status")
+    expect_false(is.null(status) || status == 0L || status == 124L, label = how)
+    expect_lt(seconds, 60, label = how)
+    expect_false(file.exists(out), label = how)
+  }
+  expect_match(log, "message of the sharded solve failed on process 1", all = FALSE)
 })
 
 test_that("sddgp_mpi() refuses what the sharded solve does not support", {

@@ -182,7 +182,9 @@ test_that("a solve sharded over one process, its broadcast a callback into R, is
   # One broadcast per step and per residual probe.
   expect_identical(calls, 200L + 2L)
   expect_gt(shared$comm_seconds, 0)
+  expect_gt(plain$update_seconds, 0)
   # A failed message is an error, not a wrong fit.
   settings$shard$bcast <- function(x, peer) stop("lost")
-  expect_error(sddgp:::sdd_loop_call(problem, settings, 2L), "sharded solve failed")
+  expect_error(sddgp:::sdd_loop_call(problem, settings, 2L), "sharded solve failed",
+               class = "sddgp_error_worker")
 })

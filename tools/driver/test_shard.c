@@ -122,14 +122,16 @@ void test_shard(void)
   check_ranges(1000);
   check_ranges(256);
   check_ranges(5000);
-  /* SDD's batches of 512 (8 groups): one round for 2 processes, enough
-   * for the fill to take a ninth of the slots at 16, at most a tile per
-   * piece. */
-  CHECK(shard_rounds(100000, 2, 512) == 1 && shard_rounds(100000, 16, 512) == 15 &&
-        shard_rounds(10000, 16, 512) == 2 && shard_rounds(100000, 1, 512) == 1 &&
+  /* SDD's batches of 512 (8 groups): G R >= 20 (P - 1), three rounds for
+   * 2 processes and 38 for 16, but at least a tile per piece (24 at n =
+   * 100000) and at most 64 rounds. */
+  CHECK(shard_rounds(100000, 2, 512) == 3 && shard_rounds(1000000, 16, 512) == 38 &&
+        shard_rounds(100000, 16, 512) == 24 && shard_rounds(10000, 16, 512) == 2 &&
+        shard_rounds(10000000, 64, 512) == 64 && shard_rounds(100000, 1, 512) == 1 &&
         shard_rounds(1000, 2, 100) == 2,
-        "shard_rounds(): %d %d %d", shard_rounds(100000, 2, 512),
-        shard_rounds(100000, 16, 512), shard_rounds(10000, 16, 512));
+        "shard_rounds(): %d %d %d %d", shard_rounds(100000, 2, 512),
+        shard_rounds(1000000, 16, 512), shard_rounds(100000, 16, 512),
+        shard_rounds(10000, 16, 512));
   const int n = 1000, d = 3;
   const kernel m32 = {KERNEL_MATERN32, 1.3}, m12 = {KERNEL_MATERN12, 0.7};
   /* Centred points: distances from norms; off-centre ones: from

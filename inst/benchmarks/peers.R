@@ -9,7 +9,7 @@
 #   Rscript inst/benchmarks/peers.R --budgets=30,60,120,300,600
 #       [--n=100000] [--dims=8,26] [--methods=sdd_double,sdd_single]
 #       [--out=inst/extdata/benchmarks/peers_curve.csv]
-#       [--peers=inst/extdata/benchmarks/peers.csv]
+#       [--peers=inst/extdata/benchmarks/peers.csv] [--table=true]
 #
 # n training and 2000 test points per dimension d.  Resumable: one CSV row
 # per (d, method), written as soon as the method finishes; rows already in
@@ -45,7 +45,8 @@
 # among them).  The column load is the 1-minute load average at the end
 # of the run (its own 2 threads included).  A table then compares each row
 # with the most accurate peer in --peers (GpGp, laGP, the exact subset)
-# that finished within the budget.
+# that finished within the budget; --table=true prints it alone, running
+# nothing.
 suppressPackageStartupMessages(library(sddgp))
 
 source(file.path("inst", "benchmarks", "options.R"))
@@ -61,6 +62,7 @@ if (curve) {
 } else {
   methods <- choice_option("methods", known)
 }
+table_only <- curve && identical(option("table", "false"), "true")
 benchmarks_dir <- file.path("inst", "extdata", "benchmarks")
 out_csv <- option("out", file.path(benchmarks_dir, if (curve) "peers_curve.csv" else "peers.csv"))
 peers_csv <- option("peers", file.path(benchmarks_dir, "peers.csv"))
@@ -89,7 +91,7 @@ have <- function(d, method, budget = NULL) {
 }
 
 for (d in dims) {
-  if (curve && all(outer(methods, budgets, Vectorize(function(m, b) have(d, m, b))))) next
+  if (table_only || curve && all(outer(methods, budgets, Vectorize(function(m, b) have(d, m, b))))) next
   set.seed(d)
   ell <- 0.25 * sqrt(d)
   m <- 4000L

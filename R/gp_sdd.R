@@ -148,7 +148,8 @@
 #'   weights of the mean (`alpha`) and of the samples (`alpha_samples`), the
 #'   prior draws behind the samples, the solver settings, a convergence trace,
 #'   timings, the posterior mean at the training inputs (`fitted.values`,
-#'   in the units of `y`), the log marginal likelihood when it was cheap to
+#'   in the units of `y`; `NULL` after a fit with a finite `time_limit`,
+#'   where `fitted()` and `residuals()` compute it on each call), the log marginal likelihood when it was cheap to
 #'   compute (`log_likelihood`, else `NULL`; see [logLik.sddgp()]) and, for
 #'   the solvers with a kernel cache (SDD, SGD, CG), `cached`: whether the
 #'   kernel matrix was cached. See [predict.sddgp()], [simulate.sddgp()],
@@ -239,7 +240,11 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads, start, parallel)
-  fit$fitted.values <- fitted_at_training(fit, threads, parallel)
+  # A pass over K(X, X), as long as an epoch of SDD: not spent when the fit
+  # has a time limit, which does not count it (fitted() computes it then).
+  if (!is.finite(fit$control$time_limit %||% Inf)) {
+    fit$fitted.values <- fitted_at_training(fit, threads, parallel)
+  }
   # As gp_sdd(), not the method's name, so that update() finds it.
   call[[1L]] <- quote(gp_sdd)
   fit$call <- call

@@ -116,7 +116,7 @@ update.sddgp <- function(object, formula., ..., evaluate = TRUE) {
 #' @export
 fitted.sddgp <- function(object, ...) {
   check_dots_empty(...)
-  stats::napredict(object$na.action, object$fitted.values)
+  stats::napredict(object$na.action, training_fit(object))
 }
 
 #' @rdname sddgp-methods
@@ -124,8 +124,14 @@ fitted.sddgp <- function(object, ...) {
 residuals.sddgp <- function(object, ...) {
   check_dots_empty(...)
   sc <- object$scaling
-  r <- unstandardize_targets(object$y, sc) - object$fitted.values
+  r <- unstandardize_targets(object$y, sc) - training_fit(object)
   stats::naresid(object$na.action, r)
+}
+
+# The fitted values, stored by the fit or (after a fit with a time limit)
+# computed now.
+training_fit <- function(object) {
+  object$fitted.values %||% fitted_at_training(object, object$threads)
 }
 
 # The names of the input columns: the model matrix's or the matrix's

@@ -180,7 +180,10 @@
 #' @param time_limit Stop once the iterations have run this many seconds
 #'   (wall time; estimation, the kernel cache, the prior draws and SDD's
 #'   warm start are not counted), keeping the averaged iterate reached, with status
-#'   `"time limit"`; `Inf` for no limit. How many steps fit depends on the
+#'   `"time limit"`; `Inf` for no limit. A finite limit also leaves out
+#'   the fitted values at fit time (a pass over the kernel matrix, as long
+#'   as an epoch of SDD, which the limit would not count): [fitted()] and
+#'   [residuals()] compute them when called. How many steps fit depends on the
 #'   machine and its load, so such a fit is reproduced by its recorded
 #'   `iterations`, not by the limit (give `averaging_rate` too, whose
 #'   default depends on `iterations`).

@@ -6,6 +6,10 @@
 #   Rscript inst/benchmarks/peers.R [--n=100000] [--dims=8,26]
 #       [--methods=gpgp,sdd_double,sdd_single,lagp,exact,lagp_budget]
 #       [--budget=SECONDS] [--out=inst/extdata/benchmarks/peers.csv]
+#   Rscript inst/benchmarks/peers.R --budgets=30,60,120,300,600
+#       [--n=100000] [--dims=8,26] [--methods=sdd_double,sdd_single]
+#       [--out=inst/extdata/benchmarks/peers_curve.csv]
+#       [--peers=inst/extdata/benchmarks/peers.csv] [--table=true]
 #
 # n training and 2000 test points per dimension d.  Resumable: one CSV row
 # per (d, method), written as soon as the method finishes; rows already in
@@ -34,15 +38,34 @@
 # neighbours (lagp), and its own time is reported; lagp_budget gives it the
 # neighbourhood size whose time fits T.  The exact GP uses the largest subset m whose Cholesky time,
 # scaled by m^3 from a 4000-point pilot, fits T (at most 20000 points and n).
+#
+# Time to accuracy (--budgets): sddgp alone, by the same protocol at each
+# budget in turn (one CSV row per d, method and budget, in its own file),
+# with sdd_control()'s defaults otherwise (the inducing-point warm start
+# among them).  The column load is the 1-minute load average at the end
+# of the run (its own 2 threads included).  A table then compares each row
+# with the most accurate peer in --peers (GpGp, laGP, the exact subset)
+# that finished within the budget; --table=true prints it alone, running
+# nothing.
 suppressPackageStartupMessages(library(sddgp))
 
 source(file.path("inst", "benchmarks", "options.R"))
 n <- as.integer(option("n", "100000"))
 dims <- as.integer(split_list(option("dims", "8,26")))
 known <- c("gpgp", "sdd_double", "sdd_single", "lagp", "exact", "lagp_budget")
-methods <- choice_option("methods", known)
 budget_option <- as.numeric(option("budget", NA))
-out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "peers.csv"))
+budgets <- as.numeric(split_list(option("budgets", "")))
+curve <- length(budgets) > 0L
+if (curve) {
+  methods <- choice_option("methods", c("sdd_double", "sdd_single"))
+  if (anyNA(budgets) || any(budgets <= 0)) stop("--budgets: positive seconds, comma-separated")
+} else {
+  methods <- choice_option("methods", known)
+}
+table_only <- curve && identical(option("table", "false"), "true")
+benchmarks_dir <- file.path("inst", "extdata", "benchmarks")
+out_csv <- option("out", file.path(benchmarks_dir, if (curve) "peers_curve.csv" else "peers.csv"))
+peers_csv <- option("peers", file.path(benchmarks_dir, "peers.csv"))
 needed <- list(gpgp = c("GpGp", "fields"), lagp = "laGP", lagp_budget = "laGP")
 for (pkg in unlist(needed[intersect(names(needed), methods)])) {
   if (!requireNamespace(pkg, quietly = TRUE)) stop("this benchmark needs the package ", pkg)
@@ -60,11 +83,15 @@ package_version_or_na <- function(pkg) {
 }
 machine <- sprintf("%s; %d threads", machine_description(), threads)
 done <- if (file.exists(out_csv)) utils::read.csv(out_csv, stringsAsFactors = FALSE) else NULL
-have <- function(d, method) {
-  !is.null(done) && any(done$d == d & done$n == n & done$method == method)
+have <- function(d, method, budget = NULL) {
+  if (is.null(done)) return(FALSE)
+  hit <- done$d == d & done$n == n & done$method == method
+  if (!is.null(budget)) hit <- hit & done$budget %in% budget
+  any(hit)
 }
 
 for (d in dims) {
+  if (table_only || curve && all(outer(methods, budgets, Vectorize(function(m, b) have(d, m, b))))) next
   set.seed(d)
   ell <- 0.25 * sqrt(d)
   m <- 4000L
@@ -77,19 +104,21 @@ for (d in dims) {
   ft <- f(xt)
   y <- f(x) + rnorm(n, sd = sqrt(noise))
   yt <- ft + rnorm(n_test, sd = sqrt(noise))
-  score <- function(method, pred, seconds, detail) {
-    r <- data.frame(d = d, n = n, method = method, seconds = seconds,
-                    rmse = sqrt(mean((pred - yt)^2)), rmse_f = sqrt(mean((pred - ft)^2)),
-                    detail = detail, machine = machine,
-                    date = format(Sys.time(), "%Y-%m-%d"))
+  # `columns` go between the method and the scores (the curve's budget).
+  score <- function(method, pred, seconds, detail, columns = list()) {
+    r <- do.call(data.frame, c(
+      list(d = d, n = n, method = method), columns,
+      list(seconds = seconds, rmse = sqrt(mean((pred - yt)^2)),
+           rmse_f = sqrt(mean((pred - ft)^2)), detail = detail, machine = machine,
+           date = format(Sys.time(), "%Y-%m-%d"))))
     cat(sprintf("d = %2d  %-11s %7.1f s  RMSE %.4f (noise-free f: %.4f)  %s\n",
                 d, method, seconds, r$rmse, r$rmse_f, detail))
     done <<- append_result(done, r, out_csv)
   }
   # Each method draws its random numbers from a seed of its own, so its
   # result does not depend on which methods ran before it in this run.
-  run <- function(method, body) {
-    if (!(method %in% methods) || have(d, method)) return(invisible())
+  run <- function(method, body, budget = NULL) {
+    if (!(method %in% methods) || have(d, method, budget)) return(invisible())
     set.seed(1000L * d + match(method, known))
     body()
   }
@@ -111,41 +140,65 @@ for (d in dims) {
   })
   budget <- if (!is.na(budget_option)) budget_option else
     if (have(d, "gpgp")) done$seconds[done$d == d & done$n == n & done$method == "gpgp"][1] else NA
-  if (is.na(budget) && any(c("sdd_double", "sdd_single", "lagp_budget", "exact") %in% methods)) {
+  if (!curve && is.na(budget) &&
+      any(c("sdd_double", "sdd_single", "lagp_budget", "exact") %in% methods)) {
     stop("d = ", d, ": no time budget; run gpgp first or give --budget=SECONDS")
   }
 
-  # sddgp at the same wall time, with kernel values in double and in single
-  # precision (sdd_control(precision =)).
+  # sddgp fitted and predicting in `budget` seconds, with kernel values in
+  # double or single precision (sdd_control(precision =)): its predictions,
+  # wall time, fit and a line on the steps.
   kern <- matern(3/2, ell, 1)
-  for (precision in c("double", "single")) {
-    run(paste0("sdd_", precision), function() {
-      sdd_at <- function(steps, time_limit = Inf, averaging_rate = NULL) {
-        gp_sdd(x, y, kernel = kern, noise = noise, standardize = FALSE,
-               control = sdd_control(tolerance = 0, iterations = steps, time_limit = time_limit,
-                                     averaging_rate = averaging_rate, cache = "never",
-                                     precision = precision),
-               threads = threads)
-      }
-      pilot <- elapsed(sdd_at(50L))
-      per_step <- pilot$value$seconds / 50
-      overhead <- pilot$seconds - pilot$value$seconds
-      predict_time <- elapsed(predict(pilot$value, xt, threads = threads))$seconds
-      limit <- budget - overhead - predict_time
-      # The time limit ends the run; the pilot's step count only sets the
-      # averaging rate (100 / steps, the default for a run of that length)
-      # and a generous cap on the steps.
-      planned <- max(50L, floor(limit / per_step))
-      sdd <- elapsed({
-        fit <- sdd_at(10L * planned, time_limit = limit, averaging_rate = min(1, 100 / planned))
-        predict(fit, xt, threads = threads)
-      })
-      score(paste0("sdd_", precision), sdd$value, sdd$seconds,
-            sprintf("sddgp %s, %d steps in a time limit of %.0f s at a budget of %.0f s (%.1f ms a step in the 50-step pilot, %.1f ms in the run)",
-                    utils::packageVersion("sddgp"), fit$iterations, limit, budget,
-                    1000 * per_step, 1000 * fit$seconds / fit$iterations))
+  sdd_within <- function(precision, budget) {
+    sdd_at <- function(steps, time_limit = Inf, averaging_rate = NULL) {
+      gp_sdd(x, y, kernel = kern, noise = noise, standardize = FALSE,
+             control = sdd_control(tolerance = 0, iterations = steps, time_limit = time_limit,
+                                   averaging_rate = averaging_rate, cache = "never",
+                                   precision = precision),
+             threads = threads)
+    }
+    # The iterations' own time is the trace's last: fit$seconds also counts
+    # the step-size estimate and the warm start, which time_limit does not.
+    iteration_seconds <- function(fit) fit$trace$seconds[nrow(fit$trace)]
+    # (A finite time limit also skips the fitted values, not needed here.)
+    pilot <- elapsed(sdd_at(50L, time_limit = budget))
+    per_step <- iteration_seconds(pilot$value) / pilot$value$iterations
+    overhead <- pilot$seconds - iteration_seconds(pilot$value)
+    predict_time <- elapsed(predict(pilot$value, xt, threads = threads))$seconds
+    # A budget below the time outside the iterations still runs a few steps.
+    limit <- max(budget - overhead - predict_time, 10 * per_step)
+    # The time limit ends the run; the pilot's step count only sets the
+    # averaging rate (100 / steps, the default for a run of that length)
+    # and a generous cap on the steps.
+    planned <- max(50L, floor(limit / per_step))
+    sdd <- elapsed({
+      fit <- sdd_at(10L * planned, time_limit = limit, averaging_rate = min(1, 100 / planned))
+      predict(fit, xt, threads = threads)
     })
+    c(sdd, list(fit = fit, detail = sprintf(paste(
+      "sddgp %s, %d steps in a time limit of %.0f s at a budget of %.0f s (%.1f ms a step",
+      "in the 50-step pilot, %.1f ms in the run; %.1f s outside the iterations)"),
+      utils::packageVersion("sddgp"), fit$iterations, limit, budget,
+      1000 * per_step, 1000 * iteration_seconds(fit) / fit$iterations, overhead)))
   }
+  for (precision in c("double", "single")) {
+    method <- paste0("sdd_", precision)
+    if (curve) {
+      for (b in budgets) {
+        run(method, function() {
+          sdd <- sdd_within(precision, b)
+          score(method, sdd$value, sdd$seconds, sdd$detail,
+                list(budget = b, steps = sdd$fit$iterations, load = load_average()))
+        }, budget = b)
+      }
+    } else {
+      run(method, function() {
+        sdd <- sdd_within(precision, budget)
+        score(method, sdd$value, sdd$seconds, sdd$detail)
+      })
+    }
+  }
+  if (curve) next
 
   # aGP's predictions at the test points `rows` with `end` neighbours, timed.
   a_gp <- function(end, rows = seq_len(n_test)) {
@@ -196,3 +249,27 @@ for (d in dims) {
   })
 }
 cat("results in", out_csv, "\n")
+
+# The curve against the peers: at each budget, the most accurate peer that
+# finished within it (none at budgets below every peer's time) and whether
+# sddgp is at least as accurate.
+if (curve && !is.null(done) && file.exists(peers_csv)) {
+  options(width = 150)
+  peers <- utils::read.csv(peers_csv, stringsAsFactors = FALSE)
+  peers <- peers[peers$n == n & !startsWith(peers$method, "sdd_"), ]
+  rows <- done[done$n == n & done$d %in% dims & done$budget %in% budgets, ]
+  rows <- rows[order(rows$d, rows$method, rows$budget), ]
+  best <- t(vapply(seq_len(nrow(rows)), function(i) {
+    p <- peers[peers$d == rows$d[i] & peers$seconds <= rows$budget[i], ]
+    if (!nrow(p)) return(c(peer = "none", seconds = NA, rmse = NA))
+    p <- p[which.min(p$rmse), ]
+    c(peer = p$method, seconds = round(p$seconds), rmse = sprintf("%.4f", p$rmse))
+  }, character(3)))
+  peer_rmse <- as.numeric(best[, "rmse"])
+  print(data.frame(d = rows$d, budget = rows$budget, method = rows$method,
+                   seconds = round(rows$seconds, 1), steps = rows$steps,
+                   rmse = sprintf("%.4f", rows$rmse), best_peer = best[, "peer"],
+                   peer_seconds = best[, "seconds"], peer_rmse = best[, "rmse"],
+                   as_accurate = ifelse(is.na(peer_rmse), NA, rows$rmse <= peer_rmse)),
+        row.names = FALSE)
+}

@@ -253,7 +253,7 @@ static void pathwise_weights(const void *source, int j, int i0, int len,
   for (int q0 = 1; q0 <= p->nprobes; q0 += WEIGHT_PROBES) {
     const int nq = min_int(WEIGHT_PROBES, p->nprobes - q0 + 1);
     const double *v = p->sols + q0 * m + i0;
-    for (int q = 0; q < nq; q++) c[q] = v[q * m + j - i0] / p->nprobes;
+    for (int q = 0; q < nq; q++) c[q] = p->sols[j + (q0 + q) * m] / p->nprobes;
     int t = 0;
     for (; t + WEIGHT_BLOCK <= len; t += WEIGHT_BLOCK) {
       double acc[WEIGHT_BLOCK];

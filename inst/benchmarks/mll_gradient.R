@@ -8,6 +8,12 @@
 #   R_LIBS=LIB Rscript inst/benchmarks/mll_gradient.R [--n=8000,20000]
 #       [--d=9,20] [--probes=16] [--reps=3] [--build=LABEL]
 #       [--out=inst/extdata/benchmarks/mll_gradient.csv]
+#   R_LIBS=LIB Rscript inst/benchmarks/mll_gradient.R --loaded=true
+#       [--n=12000] [--d=9] [--reps=5]
+#
+# --loaded=true instead times the pass's wall seconds on 1 and 2 threads
+# (alternating, `reps` each) beside one busy-looping R process, and prints
+# the medians and their ratio (2 threads / 1, no slower: at most 1).
 #
 # --build labels the installed package (run it once per build to compare
 # two, e.g. before and after a change, in the same session).  CPU time
@@ -23,6 +29,28 @@ out <- option("out", file.path("inst", "extdata", "benchmarks", "mll_gradient.cs
 
 gradient <- function(xs, sols, spec, threads) {
   .Call(sddgp:::C_mll_pathwise, xs, sols, spec, 0.01, NULL, threads)
+}
+if (identical(option("loaded", "false"), "true")) {
+  n <- ns[[1L]]
+  d <- ds[[1L]]
+  set.seed(1)
+  kernel <- matern(3/2, rep(0.5, d), 1)
+  xs <- sddgp:::scale_inputs(matrix(runif(n * d), n, d), kernel)
+  sols <- matrix(rnorm(n * (probes + 1L)), n, probes + 1L)
+  spec <- sddgp:::kernel_spec(kernel)
+  busy <- parallel::mcparallel(repeat sum(sqrt(seq_len(1e6))))
+  Sys.sleep(1)
+  wall <- list(`1` = numeric(), `2` = numeric())
+  for (r in seq_len(reps)) for (threads in if (r %% 2L) 1:2 else 2:1) {
+    key <- as.character(threads)
+    wall[[key]] <- c(wall[[key]], system.time(gradient(xs, sols, spec, threads))[["elapsed"]])
+  }
+  tools::pskill(busy$pid)
+  parallel::mccollect(busy, wait = FALSE)
+  cat(sprintf("n %d d %d beside a busy core: median %.2f s on 1 thread, %.2f s on 2, ratio %.2f, load %.1f\n",
+              n, d, stats::median(wall$`1`), stats::median(wall$`2`),
+              stats::median(wall$`2`) / stats::median(wall$`1`), load_average()))
+  quit(save = "no")
 }
 done <- if (file.exists(out)) utils::read.csv(out, stringsAsFactors = FALSE) else NULL
 for (n in ns) for (d in ds) {

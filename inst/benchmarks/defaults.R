@@ -87,14 +87,16 @@ synthetic <- function(n, d, ratio) {
   list(x_train = x, y_train = f + rnorm(n, sd = sd_noise), x_test = xt,
        f_test = synthetic_f(xt), y_test = synthetic_f(xt) + rnorm(2000, sd = sd_noise))
 }
-# The hyperparameters gp_sdd() estimates on `data` (standardised as it does).
+# The hyperparameters gp_sdd() estimates on `data` (standardised as it does)
+# on its 2000-point subset (not on all the data, which "auto" tries up to
+# about 25,000 points: minutes of untimed work).
 estimated <- function(data) {
   sc <- sddgp:::standardization(data$x_train, data$y_train, TRUE)
   set.seed(7)
   sddgp:::estimate_hyperparameters(
     sddgp:::standardize_inputs(data$x_train, sc), sddgp:::standardize_targets(data$y_train, sc),
     sddgp:::kernel_for_dimension(matern(3/2), ncol(data$x_train)), NULL,
-    estimation_control(), threads)
+    estimation_control(method = "subset"), threads)
 }
 
 if ("link" %in% part) {
@@ -128,34 +130,91 @@ if ("cases" %in% part) {
   all_cases <- c(paste0("s5k_d8_", c("1e-02", "1e-03", "1e-04", "1e-05")),
                  "pol", "elevators", "bike",
                  paste0("s5k_d20_", c("1e-02", "1e-03", "1e-04", "1e-05")),
-                 paste0("s20k_d8_", c("1e-02", "1e-04")), "protein", "keggdirected")
+                 paste0("s20k_d", rep(c(8, 20), each = 4), "_",
+                        c("1e-02", "1e-03", "1e-04", "1e-05")),
+                 "protein", "keggdirected",
+                 paste0("s100k_d", rep(c(8, 20), each = 4), "_",
+                        c("1e-02", "1e-03", "1e-04", "1e-05")))
   cases <- choice_option("cases", all_cases)
+  methods <- choice_option("methods", c("default", "exact", "reference", "old_default"))
+  # The exact solve runs up to exact_max points: with the reference BLAS it
+  # took 1048 s at 15,000 (blas.csv), and n^3 makes 20,000 about 40 min.
+  exact_max <- as.numeric(option("exact_max", if (sddgp:::blas_kind() == "optimised")
+    sddgp:::cholesky_max_n else 16000))
   path <- file.path(out_dir, "defaults.csv")
-  done <- if (file.exists(path)) utils::read.csv(path) else NULL
+  done <- if (file.exists(path)) utils::read.csv(path, stringsAsFactors = FALSE) else NULL
+  if (option("progress", "no") == "yes") options(sddgp.progress = TRUE)
 
-  for (case in setdiff(cases, done$case)) {
+  # Each row's RMSEs over those of the case's exact solve, or where there is
+  # none, of its reference (CG to a relative residual of 1e-8), if both had
+  # the same hyperparameters (rows from before a change of the estimation
+  # have other ones).
+  with_ratios <- function(done) {
+    done$versus <- NA_character_
+    done$rmse_ratio <- done$rmse_f_ratio <- NA_real_
+    for (case in unique(done$case)) {
+      rows <- which(done$case == case)
+      base <- rows[done$method[rows] == "exact" & done$status[rows] %in% "exact"]
+      if (!length(base)) base <- rows[done$method[rows] == "reference" &
+                                        done$status[rows] %in% "tolerance"]
+      if (!length(base)) next
+      base <- base[1L]
+      rows <- rows[abs(done$noise[rows] / done$noise[base] - 1) < 1e-12]
+      done$versus[rows] <- done$method[base]
+      done$rmse_ratio[rows] <- done$rmse[rows] / done$rmse[base]
+      done$rmse_f_ratio[rows] <- done$rmse_f[rows] / done$rmse_f[base]
+    }
+    done
+  }
+  record <- function(done, row) {
+    if (!is.null(done)) done <- done[!(done$case == row$case & done$method == row$method), ,
+                                     drop = FALSE]
+    done <- append_result(done, row, path)
+    done <- with_ratios(done)
+    utils::write.csv(done, path, row.names = FALSE)
+    done
+  }
+
+  for (case in cases) {
     if (startsWith(case, "s")) {
       parts <- strsplit(case, "_", fixed = TRUE)[[1L]]
-      n <- as.numeric(sub("k$", "", sub("^s", "", parts[1]))) * 1000
-      d <- as.integer(sub("^d", "", parts[2]))
       ratio <- as.numeric(parts[3])
-      data <- synthetic(n, d, ratio)
+      data <- synthetic(as.numeric(sub("k$", "", sub("^s", "", parts[1]))) * 1000,
+                        as.integer(sub("^d", "", parts[2])), ratio)
+    } else {
+      data <- read_uci(case, split = 0, path = data_dir)
+      ratio <- NA
+    }
+    n <- nrow(data$x_train)
+    wanted <- c("default", if (n <= exact_max) "exact" else "reference",
+                if (n > 5000) "old_default")
+    todo <- setdiff(intersect(methods, wanted), done$method[done$case == case])
+    if (!length(todo)) next
+    if (startsWith(case, "s")) {
       est <- estimated(data)
       kernel <- est$kernel
       noise <- est$noise
       estimation_seconds <- est$estimation$seconds
     } else {
-      data <- read_uci(case, split = 0, path = data_dir)
       hp <- uci_hyperparameters(case, split = 0)
       kernel <- hp$kernel
       noise <- hp$noise
-      ratio <- NA
       estimation_seconds <- NA
     }
-    n <- nrow(data$x_train)
     y_sd <- sqrt(mean((data$y_train - mean(data$y_train))^2))
+    about <- function(method, status, load) {
+      data.frame(case = case, method = method, n = n, d = ncol(data$x_train),
+                 noise_ratio = ratio, noise = noise, status = status,
+                 estimation_seconds = estimation_seconds, threads = threads, load = load,
+                 blas = sddgp:::blas_kind(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+                 sddgp = as.character(utils::packageVersion("sddgp")),
+                 machine = machine_description())
+    }
     run <- function(method, ...) {
       load <- load_average()
+      # Stays "unfinished" if the run is stopped from outside (a time limit
+      # on the process): a later run skips it until the row is deleted.
+      done <<- record(done, about(method, "unfinished", load))
       warned <- FALSE
       seconds <- system.time(fit <- withCallingHandlers(
         gp_sdd(data$x_train, data$y_train, kernel = kernel, noise = noise,
@@ -165,39 +224,33 @@ if ("cases" %in% part) {
           invokeRestart("muffleWarning")
         }))[[3]]
       pred <- predict(fit, data$x_test, threads = threads)
-      data.frame(case = case, method = method, n = n, d = ncol(data$x_train),
-                 noise_ratio = ratio, noise = noise, solver = fit$solver,
-                 reason = fit$choice$reason %||% NA, seconds = seconds,
-                 trial_seconds = fit$choice$trial_seconds %||% NA,
-                 iterations = fit$iterations, status = fit$status,
-                 tolerance = fit$tolerance %||% NA,
-                 residual = if (nrow(fit$trace)) fit$trace$residual[nrow(fit$trace)] else NA,
-                 warned = warned,
-                 rmse = sqrt(mean((pred - data$y_test)^2)) / y_sd,
-                 rmse_f = if (!is.null(data$f_test))
-                   sqrt(mean((pred - data$f_test)^2)) / y_sd else NA,
-                 estimation_seconds = estimation_seconds, threads = threads, load = load,
-                 blas = sddgp:::blas_kind(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
-                 sddgp = as.character(utils::packageVersion("sddgp")),
-                 machine = machine_description())
+      row <- cbind(about(method, fit$status, load), data.frame(
+        solver = fit$solver, reason = fit$choice$reason %||% NA, seconds = seconds,
+        trial_seconds = fit$choice$trial_seconds %||% NA, iterations = fit$iterations,
+        tolerance = fit$tolerance %||% NA,
+        residual = if (nrow(fit$trace)) fit$trace$residual[nrow(fit$trace)] else NA,
+        warned = warned,
+        rmse = sqrt(mean((pred - data$y_test)^2)) / y_sd,
+        rmse_f = if (!is.null(data$f_test))
+          sqrt(mean((pred - data$f_test)^2)) / y_sd else NA))
+      done <<- record(done, row)
+      print(done[done$case == case, c("case", "method", "solver", "seconds", "iterations",
+                                      "residual", "warned", "rmse", "rmse_ratio",
+                                      "rmse_f_ratio", "versus", "load")], digits = 4)
     }
-    set.seed(11)
-    rows <- run("default")
-    if (n <= 20000) {
+    settings <- list(
+      default = list(),
+      exact = list(solver = "cholesky"),
+      # The reference where the exact solve is out of reach: preconditioned
+      # CG far below any tolerance that changes predictions; the kernel
+      # matrix cached where it fits in 4 GB (20,000 points).
+      reference = list(solver = "cg", control = cg_control(
+        tolerance = 1e-8, max_iterations = 20000, rank = as.integer(option("rank", "100")),
+        cache_limit = 4e9)),
+      old_default = list(solver = "sdd", control = sdd_control(tolerance = 0)))
+    for (method in todo) {
       set.seed(11)
-      rows <- rbind(rows, run("exact", solver = "cholesky"))
+      do.call(run, c(list(method), settings[[method]]))
     }
-    if (n > 5000) {
-      set.seed(11)
-      rows <- rbind(rows, run("old_default", solver = "sdd",
-                              control = sdd_control(tolerance = 0)))
-    }
-    exact_rmse <- if (any(rows$method == "exact")) rows$rmse[rows$method == "exact"] else NA
-    exact_rmse_f <- if (any(rows$method == "exact")) rows$rmse_f[rows$method == "exact"] else NA
-    rows$rmse_ratio <- rows$rmse / exact_rmse
-    rows$rmse_f_ratio <- rows$rmse_f / exact_rmse_f
-    print(rows[, c("case", "method", "solver", "seconds", "iterations", "residual",
-                   "warned", "rmse", "rmse_ratio", "rmse_f_ratio", "load")], digits = 4)
-    for (i in seq_len(nrow(rows))) done <- append_result(done, rows[i, ], path)
   }
 }

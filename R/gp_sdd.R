@@ -32,28 +32,36 @@
 #' than the mean of `y`); CaBCD likewise.
 #'
 #' @section Choice of solver: Without `solver` and `control`, `gp_sdd()`
-#'   chooses the solver that reaches the exact GP's accuracy first.
-#'   Beyond 20000 observations, where the exact solver's n x n matrix would
-#'   not fit, that is SDD with its default settings. Up to 20000, the exact
-#'   solver runs directly when it costs less than 1000 SDD steps (below
-#'   about 1300 observations with the reference BLAS). Otherwise SDD runs
-#'   first, for at most as many steps as cost about as much as the exact
-#'   solve (counted from operation counts and the costs per operation of
+#'   chooses the solver that reaches the exact GP's accuracy first, trying
+#'   SDD, then conjugate gradients with a pivoted-Cholesky preconditioner
+#'   ([cg_control()]), each to its default tolerance, within one budget of
+#'   work (counted from operation counts and the costs per operation of
 #'   `inst/benchmarks/defaults.R`, with an optimised BLAS cheaper than the
-#'   reference one, and never more than its default 10,000): if it reaches
-#'   its tolerance it is kept, else the exact solver runs. SDD gives up
-#'   early, from its 1000th step on, when the recent decrease of its
-#'   residuals, continued at the same rate, would need more than twice the
-#'   steps left; that is a heuristic (SDD's residuals can also level off and
-#'   then fall faster), and giving up wrongly costs time, not accuracy. Well-conditioned
-#'   problems (noise large against the signal's fine structure) thus get
-#'   SDD's answer in a fraction of the exact solve's time, badly conditioned
-#'   ones the exact answer in at most about twice its time (usually much
-#'   less, as SDD gives up early). The fit's
-#'   `choice` holds the reason (printed by `print()` and `summary()`) and,
-#'   when SDD ran first, its steps, residual and seconds; the choice
-#'   depends on operation counts only, so like the fit itself it is the same
-#'   for any thread count.
+#'   reference one). Up to 20000 observations the budget is what the exact
+#'   solve costs. The exact solver runs directly when that is less than 1000
+#'   SDD steps (below about 1300 observations with the reference BLAS).
+#'   Otherwise SDD runs first, for at most as many steps as the budget pays
+#'   for and never more than its default 10,000: if it reaches its tolerance
+#'   it is kept. It gives up early, from its 1000th step on, when the recent
+#'   decrease of its residuals, continued at the same rate, would need more
+#'   than twice the steps left; that is a heuristic (SDD's residuals can also
+#'   level off and then fall faster), and giving up wrongly costs time, not
+#'   accuracy. CG then starts from SDD's iterate with the iterations left in
+#'   the budget, and is kept if it reaches its tolerance; else the exact
+#'   solver runs. Well-conditioned problems (noise large against the
+#'   signal's fine structure) thus get SDD's answer, moderately conditioned
+#'   ones CG's, in a fraction of the exact solve's time, and badly
+#'   conditioned ones the exact answer in at most about twice its time.
+#'   Beyond 20000 observations, where the exact solver's n x n matrix would
+#'   not fit, SDD runs with its default settings; if it does not reach its
+#'   tolerance, CG continues from its iterate for as many iterations as
+#'   SDD's run cost, and its result is kept (with the warning of class
+#'   `sddgp_warning_not_converged` if it falls short too). The fit's
+#'   `choice` holds the reason (printed by `print()` and `summary()`) and
+#'   the iterations, final relative residual and seconds of the SDD
+#'   (`trial_*`) and CG (`cg_*`) runs that did not end the choice; the
+#'   choice depends on operation counts only, so like the fit itself it is
+#'   the same for any thread count.
 #'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the

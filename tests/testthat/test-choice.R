@@ -22,7 +22,7 @@ test_that("format_seconds() picks the unit", {
   expect_equal(sddgp:::format_seconds(7200), "2 h")
 })
 
-test_that("the cost model counts the exact solve's and an SDD step's operations", {
+test_that("the cost model counts the exact solve's, an SDD step's and a CG iteration's operations", {
   ops <- sddgp:::operation_seconds
   n <- 3000
   d <- 4
@@ -36,6 +36,10 @@ test_that("the cost model counts the exact solve's and an SDD step's operations"
   expect_equal(sddgp:::sdd_step_cost(n, d, sdd_control(cache = "never")),
                n * (ops$kernel_value + d * ops$kernel_value_per_dim) * (512 + 256 / 100))
   expect_true(sddgp:::blas_kind() %in% c("reference", "optimised"))
+  # A CG iteration: all n^2 values, read from the cache where it fits.
+  expect_equal(sddgp:::cg_iteration_cost(n, d, cg_control()), n^2 * ops$cached_value)
+  expect_equal(sddgp:::cg_iteration_cost(n, d, cg_control(cache = "never")),
+               n^2 * (ops$kernel_value + d * ops$kernel_value_per_dim))
 })
 
 # The exact posterior mean at the training inputs and at `xt`, from one
@@ -73,7 +77,7 @@ test_that("from noise 1e-1 to 1e-6 the default fit is as accurate as documented,
       expect_equal(fit$alpha, ex$alpha, tolerance = 1e-6, label = format(noise))
       next
     }
-    # Documented (?sdd_control, Stopping): the posterior mean at the
+    # SDD or CG.  Documented (?sdd_control, Stopping): the posterior mean at the
     # training inputs within a tenth of the noise sd (root mean square) of
     # the exact one, up to the error of the residual's estimate; at new
     # inputs alike.
@@ -84,9 +88,11 @@ test_that("from noise 1e-1 to 1e-6 the default fit is as accurate as documented,
               label = format(noise))
     expect_equal(fit$status, "tolerance")
   }
-  # Both branches are exercised: SDD kept where the noise is large, the
-  # exact solve where SDD cannot get there.
+  # Every branch is exercised: SDD kept where the noise is large, CG where
+  # SDD is too slow, the exact solve where neither gets there within its
+  # cost.
   expect_equal(chosen[["0.1"]], "sdd")
+  expect_true("cg" %in% chosen)
   expect_equal(chosen[["1e-06"]], "cholesky")
 })
 
@@ -185,4 +191,58 @@ test_that("the cost model counts fingerprints' kernel values by the work done", 
                     sddgp:::sdd_step_cost(5000, 16, sdd_control(cache = "never"))),
             floor(sddgp:::exact_cost(5000, 1024, 1) /
                     sddgp:::sdd_step_cost(5000, 1024, sdd_control(cache = "never"))))
+})
+
+# solve_automatic() on the data of make_data(n, 3) with noise `noise`, the
+# exact solver allowed up to `exact_max` points and SDD's default run
+# `sdd`; returns the solution and the exact alpha (base R).
+automatic_solve <- function(n, noise, exact_max, sdd, seed = 70) {
+  d <- make_data(n, 3, seed = seed, noise_sd = sqrt(noise))
+  ls <- c(0.3, 0.4, 0.5)
+  fit <- list(n = n, d = 3L, x = d$x, kernel = matern(3/2, ls, 1))
+  problem <- sddgp:::new_problem(d$x, d$y, fit$kernel, noise, NULL, 1L)
+  withr::local_seed(seed + 1)
+  sol <- sddgp:::solve_automatic(fit, problem, 1L, exact_max = exact_max, sdd = sdd)
+  H <- ref_kernel(d$x, d$x, "matern32", ls, 1) + diag(noise, n)
+  list(sol = sol, H = H, y = d$y)
+}
+
+test_that("CG takes over from SDD where SDD falls short, also beyond the exact solver's reach", {
+  skip_on_cran()
+  # Beyond exact_max: SDD's default run (here 300 steps) falls short, and CG,
+  # from SDD's iterate, gets as much again (300 steps' cost: about 100
+  # iterations on 1500 points), enough for noise 1e-3.
+  r <- automatic_solve(1500, 1e-3, exact_max = 1000, sdd = sdd_control(iterations = 300))
+  sol <- r$sol
+  expect_equal(sol$solver, "cg")
+  expect_equal(sol$status, "tolerance")
+  expect_match(sol$choice$reason, "CG, which reached its tolerance in [0-9]+ iterations, within the [0-9]+ that cost as much as SDD's default 300 steps, after SDD did not reach its tolerance")
+  expect_equal(sol$choice$trial_iterations, 300L)
+  expect_gt(sol$choice$trial_residual, sol$tolerance)
+  expect_lte(sol$choice$cg_iterations, floor(300 * 1500 * (512 + 256 / 100) / 1500^2))
+  # Its relative residual, computed in base R, is below the tolerance.
+  alpha <- drop(sol$alpha)
+  expect_lt(sqrt(sum((r$H %*% alpha - r$y)^2) / sum(r$y^2)), sol$tolerance)
+  # What CG reached is on record; CG's control keeps the budget it had.
+  expect_equal(sol$choice$cg_residual, tail(sol$trace$residual, 1))
+  expect_equal(sol$control$max_iterations, floor(300 * (512 + 256 / 100) / 1500))
+
+  # Neither makes it (noise 1e-6): CG's iterate stands (CG only lowers the
+  # error's H-norm from where it starts, SDD's iterate) and says why; the
+  # fit then warns, as gp_sdd() checks the status.
+  r <- automatic_solve(1500, 1e-6, exact_max = 1000, sdd = sdd_control(iterations = 300))
+  sol <- r$sol
+  expect_equal(sol$solver, "cg")
+  expect_equal(sol$status, "iterations")
+  expect_match(sol$choice$reason, "CG, from SDD's iterate, as SDD did not reach its tolerance [0-9.e-]+ within 300 steps \\(relative residual [0-9.e-]+, [0-9.]+ s\\); CG had not reached it after [0-9]+ iterations")
+  alpha <- drop(sol$alpha)
+  expect_equal(sqrt(sum((r$H %*% alpha - r$y)^2) / sum(r$y^2)), sol$choice$cg_residual,
+               tolerance = 0.05)
+
+  # Within exact_max, CG gets what is left of the exact solve's cost, and
+  # the exact solver runs when CG does not make it either.
+  r <- automatic_solve(2500, 1e-6, exact_max = 20000, sdd = sdd_control())
+  expect_equal(r$sol$solver, "cholesky")
+  expect_match(r$sol$choice$reason, "exact, as SDD .* and CG had not reached it after [0-9]+ iterations")
+  expect_equal(drop(r$sol$alpha), solve(r$H, r$y), tolerance = 1e-6)
 })

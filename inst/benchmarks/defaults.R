@@ -8,11 +8,15 @@
 #   Rscript inst/benchmarks/defaults.R --part=costs
 #   Rscript inst/benchmarks/defaults.R --part=link
 #   Rscript inst/benchmarks/defaults.R --part=cases [--cases=s5k_d8_1e-02,pol,...]
-#     [--threads=2] [--data=../shared/data/uci]
+#     [--methods=default,exact,reference,old_default] [--exact_max=16000]
+#     [--rank=100] [--progress=yes] [--threads=2] [--data=../shared/data/uci]
 # `costs` prints the seconds per operation on one core (median of 3) and
 # writes inst/extdata/benchmarks/defaults_costs.csv.  `cases` appends one
 # row per case and method to inst/extdata/benchmarks/defaults.csv and skips
-# the cases already there (resumable).  `link` measures how far SDD's
+# the pairs already there (resumable; run one case, or one method, at a
+# time).  A run starts by writing its row as "unfinished": one stopped from
+# outside (`timeout`) leaves that row, with the load and date, and is
+# skipped until the row is deleted.  `link` measures how far SDD's
 # posterior mean is from the exact one at new inputs against its relative
 # residual along a fixed 30,000-step run (synthetic sets, 4000 points,
 # noise ratios 1e-2 and 1e-4, estimated hyperparameters) and writes
@@ -22,9 +26,13 @@
 # noise of variance `ratio` times var(f), with the hyperparameters gp_sdd()
 # estimates (on its default 2000-point subset).  Methods: `default` (the
 # automatic choice, hyperparameters given, so estimation is not timed),
-# `exact` (solver = "cholesky", up to 20000 points) and `old_default`.
-# RMSEs are in standard deviations of the training targets: `rmse` against
-# the noisy test targets, `rmse_f` against f (synthetic sets).  The exact
+# `exact` (solver = "cholesky", up to --exact_max points: 20000 with an
+# optimised BLAS, 16000 with the reference one), `reference` above that
+# (preconditioned CG, rank --rank, to a relative residual of 1e-8), and
+# `old_default` (above 5000 points).  RMSEs are in standard deviations of
+# the training targets: `rmse` against the noisy test targets, `rmse_f`
+# against f (synthetic sets); `rmse_ratio` and `rmse_f_ratio` divide them by
+# those of the method named in `versus` (exact, else reference).  The exact
 # solve, and hence the whole run, takes hours with the reference BLAS.
 suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "options.R"))
@@ -143,7 +151,8 @@ if ("cases" %in% part) {
     sddgp:::cholesky_max_n else 16000))
   path <- file.path(out_dir, "defaults.csv")
   done <- if (file.exists(path)) utils::read.csv(path, stringsAsFactors = FALSE) else NULL
-  if (option("progress", "no") == "yes") options(sddgp.progress = TRUE)
+  # Progress bars in the log show where a run stopped from outside got to.
+  if (option("progress", "no") == "yes") options(sddgp.progress = TRUE, cli.width = 150)
 
   # Each row's RMSEs over those of the case's exact solve, or where there is
   # none, of its reference (CG to a relative residual of 1e-8), if both had

@@ -10,6 +10,9 @@
 #       [--threads=2]
 #       [--samples=16]
 #
+# `seconds` is the wall time of estimation plus fit; `cpu_seconds` the
+# process's CPU time (all its threads), which compares runs made at
+# different loads or at a low priority (nice) beside timed work.
 # Methods, each followed by the same prediction solve (CG with a
 # pivoted-Cholesky preconditioner to the package's default tolerance, and
 # `samples` posterior samples for the NLL):
@@ -60,14 +63,15 @@ run_one <- function(dataset, split, method) {
   load <- load_average()
   set.seed(1000 * split + 7)
   warned <- FALSE
-  seconds <- system.time(fit <- withCallingHandlers(
+  times <- system.time(fit <- withCallingHandlers(
     gp_sdd(data$x_train, data$y_train, kernel = hp$kernel %||% "matern32",
            noise = hp$noise, samples = samples, solver = "cg", control = cg_control(),
            estimation = estimation_of(method) %||% estimation_control(), threads = threads),
     sddgp_warning_not_converged = function(w) {
       warned <<- TRUE
       invokeRestart("muffleWarning")
-    }))[[3]]
+    }))
+  seconds <- times[["elapsed"]]
   scores <- predictive_scores(fit, data$x_test, data$y_test, normalised = TRUE,
                               threads = threads)
   it <- fit$estimation$iterative
@@ -75,7 +79,7 @@ run_one <- function(dataset, split, method) {
   data.frame(dataset = dataset, split = split, method = method,
              n = nrow(data$x_train), d = ncol(data$x_train),
              rmse = scores[["rmse"]], nll = scores[["nll"]],
-             seconds = seconds,
+             seconds = seconds, cpu_seconds = times[["user.self"]] + times[["sys.self"]],
              estimation_seconds = fit$estimation$seconds %||% 0,
              subset_seconds = fit$estimation$subset_seconds %||% NA,
              outer_steps = it$steps %||% NA, stopped = it$stopped %||% NA,

@@ -93,4 +93,15 @@ kernel_op shard_op(const kernel_op *K, shard_comm *comm, int rounds, shard *sh,
 void shard_rows(const shard *sh, const int *rows, int nrows, const double *A,
                 int ncol, double *out, int ldo, int nthreads);
 
+/* The rows `rows` of A (lda x ncol), each right on the process that owns
+ * it (its column of K is in one of the process's pieces), made right on
+ * every process, the values passed on in rank order and then broadcast;
+ * *flag (0 or 1) becomes 1 on every process if it is 1 on any. */
+void shard_share_rows(const shard *sh, const int *rows, int nrows, double *A,
+                      int lda, int ncol, int *flag);
+
+/* All the rows of A, likewise, each piece broadcast by its owner in turn
+ * (once, at the end of a solve: A is all of an n x ncol state). */
+void shard_share_all(const shard *sh, double *A, int lda, int ncol);
+
 #endif

@@ -43,8 +43,11 @@ typedef struct {
 #define SHARD_MAX_ROUNDS 64
 
 /* Slots of work per slot of fill the rounds aim at: the fill's fraction
- * (P - 1) / (G R + P - 1) is then at most 1/21. */
+ * (P - 1) / (G R + P - 1) is then at most 1/21.  A build may set another
+ * (0: one round, the first rule) to compare (inst/benchmarks/distributed.R). */
+#ifndef SHARD_FILL
 #define SHARD_FILL 20
+#endif
 
 /* This process's part of an operator (kernel_op's `shard`): its piece of
  * each round. */

@@ -474,9 +474,11 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   }
   /* Each process has updated its own coordinates: gathered once, here. */
   if (opt->shard) {
+    const double before = opt->shard->seconds;
     shard_share_all(&sh, alpha_bar, n, nrhs);
     if (opt->alpha_out) shard_share_all(&sh, w.alpha, n, nrhs);
     if (opt->momentum_out) shard_share_all(&sh, mom, n, nrhs);
+    opt->shard->gather_seconds += opt->shard->seconds - before;
   }
   if (opt->alpha_out) memcpy(opt->alpha_out, w.alpha, sizeof(double) * len);
   if (opt->momentum_out) memcpy(opt->momentum_out, mom, sizeof(double) * len);

@@ -38,6 +38,8 @@ typedef struct {
   void *ctx;
   double seconds; /* spent in the callbacks, accumulated */
   int failed;     /* set when a callback or an allocation failed */
+  double gather_seconds; /* of seconds, the end of a solve's gathering
+                            of the state (once per solve: benchmarks) */
 } shard_comm;
 
 #define SHARD_MAX_ROUNDS 64

@@ -81,7 +81,7 @@ static void check_chain(const kernel *k, double *x, int n, int d, const char *wh
       for (int rounds = 1; rounds * size <= (n + BLOCK_TILE - 1) / BLOCK_TILE; rounds++) {
         memset(sums, 0, sizeof(double) * (size_t)nrows * nc);
         for (int q = 0; q < rounds * size; q++) {
-          shard_comm comm = {q % size, size, NULL, NULL, keep, NULL, 0.0, 0};
+          shard_comm comm = {q % size, size, NULL, NULL, keep, NULL, 0.0, 0, 0.0};
           shard sh;
           shard_op(&K, &comm, rounds, &sh, buf);
           CHECK(sh.own * (size_t)d == shard_points_len(n, d, q % size, size, rounds),
@@ -106,7 +106,7 @@ static void check_chain(const kernel *k, double *x, int n, int d, const char *wh
    * is the product; a failed message NaN. */
   static loopback lb;
   lb.head = lb.tail = 0;
-  shard_comm comm = {0, 1, push, pop, keep, &lb, 0.0, 0};
+  shard_comm comm = {0, 1, push, pop, keep, &lb, 0.0, 0, 0.0};
   shard sh;
   const kernel_op S = shard_op(&K, &comm, 2, &sh, buf);
   kernel_op_rows(&S, NULL, nrows, A, ncol, sums, nrows, 2);
@@ -144,7 +144,7 @@ static void check_sdd(const kernel *k, double *x, int n, int d)
   opt.seed = 77u;
   opt.nthreads = 2;
   static loopback lb;
-  shard_comm comm = {0, 1, push, pop, keep, &lb, 0.0, 0};
+  shard_comm comm = {0, 1, push, pop, keep, &lb, 0.0, 0, 0.0};
   solver_status st[2];
   int done[2];
   for (int run = 0; run < 2; run++) {

@@ -10,11 +10,12 @@
 #' Every step, all processes draw the same batch from the counter-based
 #' generator, sum its kernel rows against their own
 #' points' coefficients, and pass the sums on in rank order; every process
-#' then holds the same finished sums and takes the same step on all the
-#' coefficients (that part of a step, a few operations per coefficient, is
-#' repeated by each), so each one returns the whole fit (save it from rank
-#' 0). Everything but the solve's kernel products (hyperparameter
-#' estimation, the warm start, predictions) is done by every process alike.
+#' then holds the same finished sums and updates the coefficients of its own
+#' points (with their momentum and average). At the end of the solve each
+#' broadcasts its coefficients in turn, so each one returns the whole fit
+#' (save it from rank 0). Everything but the solve's kernel products and
+#' updates (hyperparameter estimation, the warm start, predictions) is done
+#' by every process alike.
 #'
 #' @section Identical results: One process sums each row of a product over
 #'   its columns in a fixed order, each partial sum going on from the last.
@@ -23,7 +24,11 @@
 #'   rank 0 sums a group of 64 batch rows over its shard and sends them to
 #'   rank 1, which goes on over its own, and so on, while rank 0 starts on
 #'   the next group (a pipeline); the last rank broadcasts the finished
-#'   sums. The fit is then bit for bit that of one process with the same
+#'   sums. Each coefficient is updated by its owner exactly as one process
+#'   updates it. The residual checks (every `check_every` steps) and the
+#'   trace's metrics read coefficients of every process: their owners pass
+#'   them on in rank order first, as they do the whole state at the end.
+#'   The fit is then bit for bit that of one process with the same
 #'   seed, whatever the number of processes. Per step and round each
 #'   process sends \eqn{B (s + 1)}{B (s + 1)} numbers to the next, and all
 #'   receive a broadcast of as many (batch size \eqn{B}{B}, \eqn{s}{s}
@@ -42,10 +47,10 @@
 #' @section Limits: The dual coordinate estimator (SDD itself, and not
 #'   SGD's primal one), double precision, the kernel evaluated on the fly
 #'   (a cached kernel matrix is not shared), and no `time_limit` (the
-#'   processes must stop at the same step). Every process repeats the
-#'   update of all \eqn{n (s + 1)}{n (s + 1)} coefficients (with their
-#'   momentum and average) each step, which does not shrink with more
-#'   processes: a few per cent of a step without samples, more with many.
+#'   processes must stop at the same step). Every process still holds all
+#'   \eqn{n (s + 1)}{n (s + 1)} coefficients, momenta and averages in
+#'   memory (only its own are current until the end), and all the training
+#'   points.
 #'
 #' @section Failures: A process that dies (killed, out of memory, an R
 #'   error it does not catch) makes Open MPI's `mpirun` end the others and

@@ -192,7 +192,7 @@ run_sdd_loop <- function(problem, settings, threads, label = "SDD") {
 }
 
 # The C loop's raw result: list(alpha, iterations, status, trace, state,
-# comm_failed, comm_seconds, update_seconds).
+# comm_failed, comm_seconds, update_seconds, gather_seconds).
 sdd_loop_call <- function(problem, settings, threads) {
   res <- .Call(C_sdd_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)

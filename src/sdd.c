@@ -18,6 +18,15 @@
 /* Rows per unit of work in the dense (elementwise) part of a step. */
 #define SDD_DENSE_CHUNK 4096
 
+/* The rows of residual probe `probe_id`. */
+static void draw_probe(uint64_t seed, uint64_t probe_id, int probe_size, int n,
+                       int *rows)
+{
+  for (int j = 0; j < probe_size; j++)
+    rows[j] = rng_index(seed, RNG_STREAM_PROBE,
+                        probe_id * (uint64_t)probe_size + j, n);
+}
+
 void residual_probe(const kernel_op *K, const double *noise,
                     const double *rhs, const double *rhs_norm, int nrhs,
                     const double *alpha, int probe_size, uint64_t seed,
@@ -25,9 +34,7 @@ void residual_probe(const kernel_op *K, const double *noise,
                     double *residuals)
 {
   const int n = K->x2->n;
-  for (int j = 0; j < probe_size; j++)
-    rows[j] = rng_index(seed, RNG_STREAM_PROBE,
-                        probe_id * (uint64_t)probe_size + j, n);
+  draw_probe(seed, probe_id, probe_size, n, rows);
   kernel_op_rows(K, rows, probe_size, alpha, nrhs, work, probe_size, nthreads);
   for (int c = 0; c < nrhs; c++) {
     const double *a = alpha + (size_t)c * n, *b = rhs + (size_t)c * n;
@@ -192,8 +199,11 @@ static void clip_gradient(const sdd_work *w)
   }
 }
 
-/* The momentum step and the average, with averaging rate r. */
-static void update(sdd_work *w, double *mom, double *alpha_bar, double r)
+/* The momentum step and the average, with averaging rate r, of
+ * coordinates lo..hi-1 (a process of a sharded solve updates its own
+ * only); a dense gradient has been clipped already. */
+static void update(sdd_work *w, double *mom, double *alpha_bar, double r,
+                   int lo, int hi)
 {
   const sdd_options *opt = w->opt;
   const int n = w->n, nrhs = w->nrhs;
@@ -207,12 +217,12 @@ static void update(sdd_work *w, double *mom, double *alpha_bar, double r)
       double *a = w->alpha + (size_t)c * n, *m = mom + (size_t)c * n;
       const double *g = w->grad + (size_t)c * w->B;
       for (int j = 0; j < w->B; j++) {
-        m[w->idx[j]] += g[j];
-        a[w->idx[j]] -= lr * g[j];
+        const int i = w->idx[j];
+        if (i < lo || i >= hi) continue;
+        m[i] += g[j];
+        a[i] -= lr * g[j];
       }
     }
-  } else {
-    clip_gradient(w);
   }
 
   /* Dense part of the step in one pass (a dense gradient enters here the
@@ -220,9 +230,9 @@ static void update(sdd_work *w, double *mom, double *alpha_bar, double r)
    * and decay m by rho ahead of the next step's gradient, which together
    * give m_t = g_t + rho m_{t-1}. */
   #pragma omp parallel for num_threads(threads_team(opt->nthreads)) schedule(static) \
-      if (n > SDD_DENSE_CHUNK)
-  for (int i0 = 0; i0 < n; i0 += SDD_DENSE_CHUNK) {
-    const int i1 = i0 + SDD_DENSE_CHUNK < n ? i0 + SDD_DENSE_CHUNK : n;
+      if (hi - lo > SDD_DENSE_CHUNK)
+  for (int i0 = lo; i0 < hi; i0 += SDD_DENSE_CHUNK) {
+    const int i1 = i0 + SDD_DENSE_CHUNK < hi ? i0 + SDD_DENSE_CHUNK : hi;
     for (int c = 0; c < nrhs; c++) {
       const double lr = opt->step_size[c], lr_rho = lr * rho;
       double *a = w->alpha + (size_t)c * n, *m = mom + (size_t)c * n;
@@ -373,20 +383,39 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   *iterations_done = opt->first_iteration;
   solver_rhs_norms(rhs, n, nrhs, NULL, n, rhs_norm);
   /* Probed residuals are the measures; the iterate (not only its average)
-   * must stay finite. */
+   * must stay finite (a sharded solve's processes check their own
+   * coordinates and share the verdict, below). */
   const solver_stop_rule rule = {
       .nmeasures = nrhs, .diverged_above = SDD_DIVERGENCE_RESIDUAL,
       .has_tolerance = 1, .tolerance = opt->tolerance,
-      .iterate = w.alpha, .len = len, .callback = callback, .ctx = ctx};
+      .iterate = opt->shard ? NULL : w.alpha, .len = len, .callback = callback,
+      .ctx = ctx};
+  /* The coordinates this process updates: all, or its pieces' (each
+   * process owns the iterate, momentum and average of its columns of K, and
+   * reads only those in its products; the others it holds are stale). */
+  int own = 1, own_first[SHARD_MAX_ROUNDS], own_end[SHARD_MAX_ROUNDS];
+  own_first[0] = 0;
+  own_end[0] = n;
+  if (opt->shard) {
+    own = sh.rounds;
+    for (int k = 0; k < own; k++) {
+      own_first[k] = sh.first[k];
+      own_end[k] = sh.first[k] + sh.cols[k].n;
+    }
+  }
 
   const double started = omp_get_wtime();
   /* The clock is read only when there is a limit. */
   const int timed = opt->time_limit > 0 && isfinite(opt->time_limit);
   for (t = opt->first_iteration; t < opt->iterations; t++) {
     if (batched) draw_batch(opt, n, B, t, w.perm, w.idx);
+    /* A sharded solve's processes get the gradient right at their own
+     * coordinates only (the noise term reads the iterate), all they use. */
     gradient(&w, t);
     const double update_start = opt->update_seconds ? omp_get_wtime() : 0.0;
-    update(&w, mom, alpha_bar, averaging_rate(opt, t + 1));
+    if (est != SDD_DUAL_COORDINATES) clip_gradient(&w);
+    for (int k = 0; k < own; k++)
+      update(&w, mom, alpha_bar, averaging_rate(opt, t + 1), own_first[k], own_end[k]);
     if (opt->update_seconds) *opt->update_seconds += omp_get_wtime() - update_start;
     *iterations_done = t + 1;
 
@@ -403,14 +432,29 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
       for (int c = 0; c < nvalues; c++) values[c] = NAN;
       if (metric_now) {
         const double start = omp_get_wtime();
+        /* The metrics read all of the mean's average. */
+        if (opt->shard) shard_share_all(&sh, alpha_bar, n, 1);
         evaluate_metrics(&w, alpha_bar, metric_work, values + nrhs);
         metric_seconds += omp_get_wtime() - start;
       }
       values[nrhs + 3] = metric_seconds;
+      int bad = 0;
+      if (probe_now && opt->shard) {
+        /* The probe's noise term reads the average at its rows, and every
+         * process must judge the same iterate. */
+        for (int c = 0; c < nrhs && !bad; c++)
+          for (int k = 0; k < own && !bad; k++)
+            bad = !solver_all_finite(w.alpha + (size_t)c * n + own_first[k],
+                                     (size_t)(own_end[k] - own_first[k]));
+        draw_probe(opt->seed, (uint64_t)(t + 1), P, n, probe_rows);
+        shard_share_rows(&sh, probe_rows, P, alpha_bar, n, nrhs, &bad);
+      }
       if (probe_now)
         residual_probe(K, noise, rhs, rhs_norm, nrhs, alpha_bar, P, opt->seed,
                        (uint64_t)(t + 1), opt->nthreads, probe_work,
                        probe_rows, values);
+      /* A non-finite iterate diverges, as one process's rule finds. */
+      if (bad) values[0] = NAN;
     }
     status = solver_end_step(&rule, t + 1, probe_now ? values : NULL,
                              report ? values : NULL);
@@ -427,6 +471,14 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
     }
     if (status == SOLVER_TOLERANCE && t + 1 < opt->tolerance_from) status = SOLVER_MAX_ITER;
     if (status != SOLVER_MAX_ITER) break;
+  }
+  /* Each process has updated its own coordinates: gathered once, here. */
+  if (opt->shard) {
+    const double before = opt->shard->seconds;
+    shard_share_all(&sh, alpha_bar, n, nrhs);
+    if (opt->alpha_out) shard_share_all(&sh, w.alpha, n, nrhs);
+    if (opt->momentum_out) shard_share_all(&sh, mom, n, nrhs);
+    opt->shard->gather_seconds += opt->shard->seconds - before;
   }
   if (opt->alpha_out) memcpy(opt->alpha_out, w.alpha, sizeof(double) * len);
   if (opt->momentum_out) memcpy(opt->momentum_out, mom, sizeof(double) * len);

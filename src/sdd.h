@@ -112,11 +112,13 @@ typedef struct {
    * later resumed run, or NULL. */
   double *alpha_out, *momentum_out;
   /* NULL, or where to add the seconds spent updating the coefficients
-   * (every process of a sharded solve repeats that part: benchmarks). */
+   * (a sharded solve's processes each update their own: benchmarks). */
   double *update_seconds;
   /* NULL, or the processes that share K's columns (shard.h), each running
    * this same solve: every product with K is then summed across them, with
-   * the bits of one process, and each holds the whole state.  The dual
+   * the bits of one process, and each updates the coordinates of its own
+   * columns, the state gathered at the end (and the rows a residual probe
+   * or a metric reads, when they do) into every process's.  The dual
    * coordinate estimator only; no time limit (the processes must stop at
    * the same step). */
   shard_comm *shard;

@@ -117,13 +117,15 @@ SEXP C_sdd_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   /* A failed message (R raises the error: sdd_loop_call()). */
   SEXP failed = PROTECT(Rf_ScalarLogical(opt.shard && opt.shard->failed));
   out = PROTECT(glue_list_append(out, "comm_failed", failed));
-  /* Seconds spent passing messages (a sharded solve's) and updating the
-   * coefficients, for benchmarks. */
+  /* Seconds spent passing messages (a sharded solve's; of them, gathering
+   * the state at the end) and updating the coefficients, for benchmarks. */
   SEXP seconds = PROTECT(Rf_ScalarReal(opt.shard ? opt.shard->seconds : 0.0));
   out = PROTECT(glue_list_append(out, "comm_seconds", seconds));
   SEXP updating = PROTECT(Rf_ScalarReal(update_seconds));
   out = PROTECT(glue_list_append(out, "update_seconds", updating));
-  UNPROTECT(9);
+  SEXP gathering = PROTECT(Rf_ScalarReal(opt.shard ? opt.shard->gather_seconds : 0.0));
+  out = PROTECT(glue_list_append(out, "gather_seconds", gathering));
+  UNPROTECT(11);
   return out;
 }
 

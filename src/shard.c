@@ -130,3 +130,64 @@ void shard_rows(const shard *sh, const int *rows, int nrows, const double *A,
   free(sums);
   free(idx);
 }
+
+/* Whether column i of K is in one of this process's pieces. */
+static int owns(const shard *sh, int i)
+{
+  for (int k = 0; k < sh->rounds; k++)
+    if (i >= sh->first[k] && i < sh->first[k] + sh->cols[k].n) return 1;
+  return 0;
+}
+
+void shard_share_rows(const shard *sh, const int *rows, int nrows, double *A,
+                      int lda, int ncol, int *flag)
+{
+  shard_comm *comm = sh->comm;
+  const int P = comm->size, r = comm->rank;
+  /* The rows' values, column by column, and the flag. */
+  const size_t len = (size_t)nrows * ncol + 1;
+  double *buf = malloc(sizeof(double) * len);
+  if (!buf) comm->failed = 1;
+  if (!comm->failed) {
+    if (r == 0) memset(buf, 0, sizeof(double) * len);
+    else SHARD_CALL(comm, recv, buf, len, r - 1);
+    for (int j = 0; j < nrows; j++)
+      if (owns(sh, rows[j]))
+        for (int c = 0; c < ncol; c++)
+          buf[j + (size_t)c * nrows] = A[rows[j] + (size_t)c * lda];
+    if (*flag) buf[len - 1] = 1.0;
+    if (r < P - 1) SHARD_CALL(comm, send, buf, len, r + 1);
+    SHARD_CALL(comm, bcast, buf, len, P - 1);
+  }
+  if (!comm->failed) {
+    for (int j = 0; j < nrows; j++)
+      for (int c = 0; c < ncol; c++)
+        A[rows[j] + (size_t)c * lda] = buf[j + (size_t)c * nrows];
+    *flag = buf[len - 1] != 0.0;
+  }
+  free(buf);
+}
+
+void shard_share_all(const shard *sh, double *A, int lda, int ncol)
+{
+  shard_comm *comm = sh->comm;
+  const int P = comm->size, pieces = sh->rounds * P;
+  int first, count, most = 0;
+  for (int q = 0; q < pieces; q++) {
+    shard_range(sh->columns, q, pieces, &first, &count);
+    if (count > most) most = count;
+  }
+  double *buf = malloc(sizeof(double) * (size_t)most * ncol);
+  if (!buf) comm->failed = 1;
+  for (int q = 0; q < pieces && !comm->failed; q++) {
+    const int mine = q % P == comm->rank;
+    shard_range(sh->columns, q, pieces, &first, &count);
+    if (count == 0) continue;
+    for (int c = 0; c < ncol && mine; c++)
+      memcpy(buf + (size_t)c * count, A + first + (size_t)c * lda, sizeof(double) * count);
+    SHARD_CALL(comm, bcast, buf, (size_t)count * ncol, q % P);
+    for (int c = 0; c < ncol && !mine && !comm->failed; c++)
+      memcpy(A + first + (size_t)c * lda, buf + (size_t)c * count, sizeof(double) * count);
+  }
+  free(buf);
+}

@@ -38,13 +38,18 @@ typedef struct {
   void *ctx;
   double seconds; /* spent in the callbacks, accumulated */
   int failed;     /* set when a callback or an allocation failed */
+  double gather_seconds; /* of seconds, the end of a solve's gathering
+                            of the state (once per solve: benchmarks) */
 } shard_comm;
 
 #define SHARD_MAX_ROUNDS 64
 
 /* Slots of work per slot of fill the rounds aim at: the fill's fraction
- * (P - 1) / (G R + P - 1) is then at most 1/21. */
+ * (P - 1) / (G R + P - 1) is then at most 1/21.  A build may set another
+ * (0: one round, the first rule) to compare (inst/benchmarks/distributed.R). */
+#ifndef SHARD_FILL
 #define SHARD_FILL 20
+#endif
 
 /* This process's part of an operator (kernel_op's `shard`): its piece of
  * each round. */
@@ -92,5 +97,16 @@ kernel_op shard_op(const kernel_op *K, shard_comm *comm, int rounds, shard *sh,
  * fills out with NaN (the solver then stops as diverged). */
 void shard_rows(const shard *sh, const int *rows, int nrows, const double *A,
                 int ncol, double *out, int ldo, int nthreads);
+
+/* The rows `rows` of A (lda x ncol), each right on the process that owns
+ * it (its column of K is in one of the process's pieces), made right on
+ * every process, the values passed on in rank order and then broadcast;
+ * *flag (0 or 1) becomes 1 on every process if it is 1 on any. */
+void shard_share_rows(const shard *sh, const int *rows, int nrows, double *A,
+                      int lda, int ncol, int *flag);
+
+/* All the rows of A, likewise, each piece broadcast by its owner in turn
+ * (once, at the end of a solve: A is all of an n x ncol state). */
+void shard_share_all(const shard *sh, double *A, int lda, int ncol);
 
 #endif

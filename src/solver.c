@@ -20,7 +20,7 @@ void solver_rhs_norms(const double *rhs, int n, int nrhs, const int *rows,
   }
 }
 
-static int all_finite(const double *a, size_t len)
+int solver_all_finite(const double *a, size_t len)
 {
   for (size_t i = 0; i < len; i++)
     if (!isfinite(a[i])) return 0;
@@ -38,7 +38,7 @@ solver_status solver_end_step(const solver_stop_rule *rule, int iteration,
         diverged = 1;
       if (!(measures[c] < rule->tolerance)) below = 0;
     }
-    if (diverged || (rule->iterate && !all_finite(rule->iterate, rule->len)))
+    if (diverged || (rule->iterate && !solver_all_finite(rule->iterate, rule->len)))
       return SOLVER_DIVERGED;
   }
   if (rule->callback && rule->callback(rule->ctx, iteration, report))

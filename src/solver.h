@@ -55,6 +55,9 @@ double solver_rhs_norm(double sum_of_squares);
 void solver_rhs_norms(const double *rhs, int n, int nrhs, const int *rows,
                       int nrows, double *norm);
 
+/* Whether all len values of a are finite. */
+int solver_all_finite(const double *a, size_t len);
+
 /* How a run judges the end of each step (solver_end_step). */
 typedef struct {
   int nmeasures;         /* convergence measures per step: one per system */

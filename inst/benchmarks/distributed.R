@@ -7,6 +7,13 @@
 #   Rscript inst/benchmarks/distributed.R --part=model
 #     [--n=100000] [--samples=0,64] [--steps=20] [--threads=1] [--latency=50e-6]
 #     [--bandwidth=1.25e9] [--out=inst/extdata/benchmarks/distributed.csv]
+#     [--variant=owner_update] [--fill=20]
+#
+# --variant labels the build measured (and the one modelled): rows of
+# earlier builds stay in the CSV under their own label ("replicated_update":
+# every process updated all the coefficients each step).  --fill is the
+# build's SHARD_FILL (src/shard.h), which sets its rounds: a build with
+# PKG_CPPFLAGS=-DSHARD_FILL=0 runs one round, the first rule.
 #
 # measure: n points in d = 8 dimensions (Matern-3/2), batches of 512, the
 # posterior mean and `samples` sample systems, `steps` steps of the C loop
@@ -14,9 +21,11 @@
 # step: the wall time, and the time spent in the message callbacks (sends,
 # receives, the broadcast, including the waits for the other rank: the
 # pipeline's fill and drain, and, on a shared machine, the other rank's
-# slowness), rank 0's and the least over the ranks; the time of the work
-# that every process repeats whole, the update of all n (s + 1)
-# coefficients, their momentum and average (rank 0's); and, with P = 2,
+# slowness), rank 0's and the least over the ranks, both without the
+# gathering of the state at the end (once per solve, gather_seconds, left
+# out of the step time too); the time of the update
+# of the coefficients, their momentum and average (rank 0's: its own n / P
+# (s + 1), the whole of them in the "replicated_update" rows); and, with P = 2,
 # the cost of one message of each kind alone (a group of 64 rows' running
 # sums from rank 0 to 1, and the broadcast of all B (s + 1) sums) through
 # Rmpi, as the solve's callbacks send them, the least of 5 blocks of 100.
@@ -25,8 +34,8 @@
 # each P under `flock` of its own.
 #
 # model: the step time on P processes of a cluster, from the measured
-# single-process step c(n) and its repeated part D(n) (both proportional
-# to n, from the largest n measured) and messages of latency `latency` and
+# single-process step c(n) and its update D(n) (both proportional to n,
+# from the largest n measured, of `variant`) and messages of latency `latency` and
 # `bandwidth` bytes per second (10 GbE, 50 us), plus the measured software
 # cost per message (R and Rmpi calls):
 #   G = B / 64 groups and R rounds (shard_rounds() of src/shard.c: the
@@ -34,9 +43,12 @@
 #   group's compute on one piece u = (c(n) - D(n)) / (P G R); the
 #   pipeline runs G R + P - 1 slots, each u plus one message of 64 (s + 1)
 #   doubles; then a broadcast of B (s + 1) doubles, ceil(log2 P) hops;
-#   then every process's update, D(n).
-#   T(P) = (G R + P - 1) (u + m) + ceil(log2 P) b + D(n),
-#   speed-up c(n) / T(P).
+#   then each process's update of its own coordinates, D(n) / P (D(n) for
+#   "replicated_update", where every process updated them all).
+#   T(P) = (G R + P - 1) (u + m) + ceil(log2 P) b + D(n) / P,
+#   speed-up c(n) / T(P).  The residual probes' exchange (every
+#   check_every steps) and the final gather of the state (once) are left
+#   out.
 source(file.path("inst", "benchmarks", "options.R"))
 suppressPackageStartupMessages(library(sddgp))
 part <- choice_option("part", c("measure", "model"))
@@ -46,11 +58,12 @@ steps <- as.integer(option("steps", "20"))
 threads <- as.integer(option("threads", "1"))
 latency <- as.numeric(option("latency", "50e-6"))
 bandwidth <- as.numeric(option("bandwidth", "1.25e9"))
+variant <- option("variant", "owner_update")
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "distributed.csv"))
 d <- 8L
 batch <- 512L
 group <- 64L  # SHARD_GROUP of src/shard.h
-fill <- 20    # SHARD_FILL
+fill <- as.numeric(option("fill", "20"))  # SHARD_FILL
 
 # shard_rounds() of src/shard.c for batches of `batch` rows.
 rounds_for <- function(n, P) {
@@ -108,17 +121,20 @@ if (part == "measure") {
     load <- load_average()
     elapsed <- system.time(res <- sddgp:::sdd_loop_call(case$problem, case$settings,
                                                         threads))[["elapsed"]]
-    waits <- if (is.null(mpi)) res$comm_seconds
-             else Rmpi::mpi.allgather(res$comm_seconds, 2L, double(mpi$size), comm = 0L)
+    # The gathering of the state at the end, once per solve, apart.
+    gather <- res$gather_seconds
+    waits <- if (is.null(mpi)) res$comm_seconds - gather
+             else Rmpi::mpi.allgather(res$comm_seconds - gather, 2L, double(mpi$size), comm = 0L)
     msg <- message_seconds(group * (s + 1L))
     rows <- rbind(rows, data.frame(
       part = "measured", machine = cpu_model(), n = n, d = d, samples = s, batch = batch,
       processes = processes, threads = threads,
       rounds = rounds_for(n, processes), steps = res$iterations,
-      step_seconds = elapsed / res$iterations,
-      comm_wait_seconds = res$comm_seconds / res$iterations,
+      step_seconds = (elapsed - gather) / res$iterations,
+      comm_wait_seconds = (res$comm_seconds - gather) / res$iterations,
       comm_wait_least_seconds = min(waits) / res$iterations,
-      replicated_seconds = res$update_seconds / res$iterations,
+      update_seconds = res$update_seconds / res$iterations, variant = variant,
+      gather_seconds = gather,
       message_seconds = msg[1L], bcast_seconds = msg[2L],
       checksum = sprintf("%.17g", sum(res$alpha * seq_along(res$alpha))),
       load = load, latency = NA, bandwidth = NA, speedup = NA, efficiency = NA))
@@ -127,14 +143,15 @@ if (part == "measure") {
   }
   if (rank0) {
     print(rows[, c("n", "samples", "processes", "step_seconds", "comm_wait_seconds",
-                   "comm_wait_least_seconds", "replicated_seconds", "message_seconds",
+                   "comm_wait_least_seconds", "update_seconds", "gather_seconds", "message_seconds",
                    "bcast_seconds", "checksum", "load")])
-    replace_rows(rows, out_csv, c("part", "machine", "n", "samples", "processes", "threads"))
+    replace_rows(rows, out_csv, c("part", "machine", "n", "samples", "processes", "threads",
+                                  "variant"))
   }
   if (!is.null(mpi)) invisible(Rmpi::mpi.finalize())
 } else {
   measured <- utils::read.csv(out_csv, stringsAsFactors = FALSE)
-  measured <- measured[measured$part == "measured", ]
+  measured <- measured[measured$part == "measured" & measured$variant == variant, ]
   rows <- NULL
   for (s in samples) {
     one <- measured[measured$samples == s & measured$processes == 1L, ]
@@ -142,32 +159,34 @@ if (part == "measure") {
     if (!nrow(one) || !nrow(two)) stop("measure P = 1 and 2 with ", s, " samples first")
     one <- one[which.max(one$n), ]
     two <- two[which.max(two$n), ]
-    # Compute per point and step on one process, the part of it that every
-    # process repeats, and the software cost of a message (measured
-    # between local processes: memory copies and the R and Rmpi calls).
+    # Compute per point and step on one process, the part of it that is
+    # the update, and the software cost of a message (measured between
+    # local processes: memory copies and the R and Rmpi calls).
     per_point <- one$step_seconds / one$n
-    repeated_per_point <- one$replicated_seconds / one$n
+    update_per_point <- one$update_seconds / one$n
+    owners <- variant != "replicated_update"
     soft_send <- two$message_seconds
     soft_bcast <- two$bcast_seconds
     G <- batch / group
     for (n in c(1e5, 1e6, 1e7)) for (P in c(2L, 4L, 8L, 16L, 32L, 64L)) {
       c1 <- per_point * n
-      D <- repeated_per_point * n
+      D <- update_per_point * n
+      own <- if (owners) D / P else D
       R <- rounds_for(n, P)
       u <- (c1 - D) / (P * G * R)
       m <- soft_send + latency + 8 * group * (s + 1) / bandwidth
       b <- soft_bcast + latency + 8 * batch * (s + 1) / bandwidth
-      step <- (G * R + P - 1) * (u + m) + ceiling(log2(P)) * b + D
+      step <- (G * R + P - 1) * (u + m) + ceiling(log2(P)) * b + own
       rows <- rbind(rows, data.frame(
         part = "model", machine = one$machine, n = n, d = d, samples = s, batch = batch,
         processes = P, threads = one$threads, rounds = R, steps = NA, step_seconds = step,
-        comm_wait_seconds = step - (c1 - D) / P - D, comm_wait_least_seconds = NA,
-        replicated_seconds = D, message_seconds = m, bcast_seconds = b,
+        comm_wait_seconds = step - (c1 - D) / P - own, comm_wait_least_seconds = NA,
+        update_seconds = own, variant = variant, message_seconds = m, bcast_seconds = b,
         checksum = NA, load = NA, latency = latency, bandwidth = bandwidth,
         speedup = c1 / step, efficiency = c1 / step / P))
     }
   }
   print(rows[rows$processes %in% c(2L, 16L, 64L),
              c("n", "samples", "processes", "step_seconds", "speedup", "efficiency")])
-  replace_rows(rows, out_csv, c("part", "machine", "latency", "bandwidth"))
+  replace_rows(rows, out_csv, c("part", "machine", "latency", "bandwidth", "variant"))
 }

@@ -2,8 +2,8 @@
 # single process's fit, predictions and fresh draws, bit for bit, with
 # even (2 processes) and uneven (3) shards of the 1000 points' 4 tiles, and
 # with the 5000 points' 20 tiles dealt in many rounds (batches of 100 are 2
-# groups: 10 rounds of 2 processes, 6 of 3); a killed or failing process
-# ends the job.
+# groups: 10 rounds of 2 processes, 6 of 3), and with a step size that
+# diverges and is halved; a killed or failing process ends the job.
 
 skip_on_cran()
 # Not loaded here: MPI_Init in this process would leave settings in the
@@ -26,10 +26,10 @@ run_script <- function(np, script, args, timeout = 240) {
 }
 
 # Runs mpi/fit.R on n points and returns what rank 0 saved.
-run_fit <- function(np, n = 1000L, iterations = 2000L) {
+run_fit <- function(np, n = 1000L, iterations = 2000L, step_fraction = NULL) {
   out <- tempfile(fileext = ".rds")
   log <- run_script(np, "fit.R", c(shQuote(out), if (np > 0L) "mpi" else "none", n,
-                                   iterations))
+                                   iterations, step_fraction))
   if (!file.exists(out)) stop(paste(c("the run saved nothing:", log), collapse = "\n"))
   readRDS(out)
 }
@@ -47,6 +47,18 @@ test_that("many rounds of pieces give the single process's results exactly", {
   single <- run_fit(0L, 5000L, 300L)
   for (np in 2:3) {
     shared <- run_fit(np, 5000L, 300L)
+    for (part in names(single)) expect_identical(shared[[part]], single[[part]], label = part)
+  }
+})
+
+test_that("a diverging step size is found and halved as one process does", {
+  # Each process updates only its own coefficients: the divergence (a
+  # residual too large, or an iterate no longer finite) must be judged
+  # alike by all of them, at the same step as by one process.
+  single <- run_fit(0L, 1000L, 300L, step_fraction = 10)
+  expect_gt(single$backoffs, 0L)
+  for (np in 2:3) {
+    shared <- run_fit(np, 1000L, 300L, step_fraction = 10)
     for (part in names(single)) expect_identical(shared[[part]], single[[part]], label = part)
   }
 })

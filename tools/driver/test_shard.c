@@ -1,11 +1,15 @@
 /* Driver checks of the sharded kernel operator (src/shard.c): the pieces
  * are whole tiles covering all columns, a product summed piece after
  * piece (kernel_op_rows_add() going on from the last piece's sums, as the
- * processes pass them on) has the bits of the whole product, and
- * shard_rows() on one process is kernel_op_rows(). */
+ * processes pass them on) has the bits of the whole product,
+ * shard_rows() on one process is kernel_op_rows(), and an SDD solve
+ * sharded on one process (probed rows and the final state shared through
+ * the messages) is the plain solve; several processes are tested under
+ * mpirun (tests/testthat/test-mpi.R). */
 #include <string.h>
 
 #include "driver.h"
+#include "../../src/sdd.h"
 #include "../../src/shard.h"
 
 static void check_ranges(int n)
@@ -77,7 +81,7 @@ static void check_chain(const kernel *k, double *x, int n, int d, const char *wh
       for (int rounds = 1; rounds * size <= (n + BLOCK_TILE - 1) / BLOCK_TILE; rounds++) {
         memset(sums, 0, sizeof(double) * (size_t)nrows * nc);
         for (int q = 0; q < rounds * size; q++) {
-          shard_comm comm = {q % size, size, NULL, NULL, keep, NULL, 0.0, 0};
+          shard_comm comm = {q % size, size, NULL, NULL, keep, NULL, 0.0, 0, 0.0};
           shard sh;
           shard_op(&K, &comm, rounds, &sh, buf);
           CHECK(sh.own * (size_t)d == shard_points_len(n, d, q % size, size, rounds),
@@ -102,7 +106,7 @@ static void check_chain(const kernel *k, double *x, int n, int d, const char *wh
    * is the product; a failed message NaN. */
   static loopback lb;
   lb.head = lb.tail = 0;
-  shard_comm comm = {0, 1, push, pop, keep, &lb, 0.0, 0};
+  shard_comm comm = {0, 1, push, pop, keep, &lb, 0.0, 0, 0.0};
   shard sh;
   const kernel_op S = shard_op(&K, &comm, 2, &sh, buf);
   kernel_op_rows(&S, NULL, nrows, A, ncol, sums, nrows, 2);
@@ -114,6 +118,54 @@ static void check_chain(const kernel *k, double *x, int n, int d, const char *wh
   CHECK(comm.failed && isnan(sums[0]) && isnan(sums[(size_t)nrows * ncol - 1]),
         "%s: a failed message is not reported", what);
   free(rows); free(A); free(whole); free(sums); free(a); free(buf);
+}
+
+/* sdd_solve() with a one-process shard (one round) against the plain
+ * solve: the same average, status, steps and final state. */
+static void check_sdd(const kernel *k, double *x, int n, int d)
+{
+  const points p = {x, n, d, NULL, NULL};
+  const kernel_op K = {k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
+  const int nrhs = 3;
+  const size_t len = (size_t)n * nrhs;
+  double *rhs = random_matrix(n, nrhs), *noise = dalloc(n), *ab[2], *state[2];
+  const double steps[3] = {2.0, 1.0, 1.0};
+  for (int i = 0; i < n; i++) noise[i] = 0.05;
+  sdd_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.iterations = 120;
+  opt.batch_size = 40;
+  opt.batch_sampling = SDD_BATCH_UNIFORM;
+  opt.step_size = steps;
+  opt.momentum = 0.9;
+  opt.averaging_rate = 0.05;
+  opt.check_every = 25;
+  opt.probe_size = 30;
+  opt.seed = 77u;
+  opt.nthreads = 2;
+  static loopback lb;
+  shard_comm comm = {0, 1, push, pop, keep, &lb, 0.0, 0, 0.0};
+  solver_status st[2];
+  int done[2];
+  for (int run = 0; run < 2; run++) {
+    ab[run] = dalloc(len);
+    state[run] = dalloc(2 * len);
+    opt.alpha_out = state[run];
+    opt.momentum_out = state[run] + len;
+    opt.shard = run ? &comm : NULL;
+    lb.head = lb.tail = 0;
+    st[run] = sdd_solve(&K, noise, rhs, nrhs, &opt, ab[run], &done[run], NULL, NULL);
+  }
+  CHECK(st[0] == st[1] && done[0] == done[1] && !comm.failed &&
+            memcmp(ab[0], ab[1], sizeof(double) * len) == 0 &&
+            memcmp(state[0], state[1], sizeof(double) * 2 * len) == 0,
+        "sdd_solve() sharded on one process differs from the plain solve");
+  for (int run = 0; run < 2; run++) {
+    free(ab[run]);
+    free(state[run]);
+  }
+  free(rhs);
+  free(noise);
 }
 
 void test_shard(void)
@@ -139,6 +191,7 @@ void test_shard(void)
   double *x = random_points(n, d, 2.0);
   for (size_t i = 0; i < (size_t)n * d; i++) x[i] -= 1.0;
   check_chain(&m32, x, n, d, "centred, matern32");
+  check_sdd(&m32, x, n, d);
   check_chain(&m12, x, n, d, "centred, matern12");
   /* A spread-out first tile at 0 and the rest bunched far away: not
    * centred, though the first shards are. */

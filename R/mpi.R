@@ -39,8 +39,8 @@
 #'   instead cut into \eqn{R P}{R P} pieces, piece \eqn{q}{q} owned by
 #'   rank \eqn{q \bmod P}{q mod P}, so that the sums go round the ranks
 #'   \eqn{R}{R} times, in \eqn{G R}{G R} slots of which the fill takes at
-#'   most a twenty-first (\eqn{G R \ge 20 (P - 1)}{G R >= 20 (P - 1)}, as
-#'   long as each piece keeps a tile of 256 points, and at most 64 rounds),
+#'   most a fifty-first (\eqn{G R \ge 50 (P - 1)}{G R >= 50 (P - 1)}, as
+#'   long as each piece keeps a tile of 256 points, and at most 32 rounds),
 #'   at the price of \eqn{R}{R} times the messages. Measured and modelled
 #'   costs: `inst/benchmarks/distributed.R`.
 #'

@@ -14,7 +14,7 @@
  * once: a pipeline of G R slots per process for G groups, idle while it
  * fills and drains (P - 1 slots).  With one round the fill costs a
  * fraction (P - 1) / (G + P - 1) of a step, so the rounds are chosen to
- * make G R >= SHARD_FILL (P - 1), under 5 % (shard_rounds()), at the price
+ * make G R >= SHARD_FILL (P - 1), about 2 % (shard_rounds()), at the price
  * of R times the messages.  Each message is a group of rows'
  * sums, and the broadcast all of them: B (s + 1) numbers per round and
  * step for a batch of B rows and s + 1 systems.
@@ -42,13 +42,18 @@ typedef struct {
                             of the state (once per solve: benchmarks) */
 } shard_comm;
 
-#define SHARD_MAX_ROUNDS 64
+/* At most this many rounds: on a cluster's network more cost more in
+ * messages than they save in fill (n = 1M on 16 processes, the model of
+ * inst/benchmarks/distributed.R). */
+#define SHARD_MAX_ROUNDS 32
 
 /* Slots of work per slot of fill the rounds aim at: the fill's fraction
- * (P - 1) / (G R + P - 1) is then at most 1/21.  A build may set another
- * (0: one round, the first rule) to compare (inst/benchmarks/distributed.R). */
+ * (P - 1) / (G R + P - 1) is then at most 1/51, leaving most of a step's
+ * 5 % for the messages and for waits on a slower process.  A build may
+ * set another (0: one round, the first rule) to compare
+ * (inst/benchmarks/distributed.R). */
 #ifndef SHARD_FILL
-#define SHARD_FILL 20
+#define SHARD_FILL 50
 #endif
 
 /* This process's part of an operator (kernel_op's `shard`): its piece of
@@ -65,7 +70,7 @@ typedef struct shard {
 
 /* Rows of a product passed on in one message: SHARD_GROUP, or more to
  * keep a product to SHARD_MAX_GROUPS groups, so that a process has at
- * most SHARD_MAX_GROUPS SHARD_MAX_ROUNDS = 1024 sends in flight (Rmpi
+ * most SHARD_MAX_GROUPS SHARD_MAX_ROUNDS = 512 sends in flight (Rmpi
  * keeps 2000 requests). */
 #define SHARD_GROUP 64
 #define SHARD_MAX_GROUPS 16
@@ -76,7 +81,7 @@ void shard_range(int n, int q, int pieces, int *first, int *count);
 
 /* Rounds for `size` processes on n columns whose products take `batch`
  * rows (an SDD step's): the fewest for the pipeline to fill in at most a
- * twenty-first of its slots (G R >= SHARD_FILL (P - 1)), but at least one
+ * fifty-first of its slots (G R >= SHARD_FILL (P - 1)), but at least one
  * tile per piece and at most SHARD_MAX_ROUNDS. */
 int shard_rounds(int n, int size, int batch);
 

@@ -7,7 +7,7 @@
 #   Rscript inst/benchmarks/distributed.R --part=model
 #     [--n=100000] [--samples=0,64] [--steps=20] [--threads=1] [--latency=50e-6]
 #     [--bandwidth=1.25e9] [--out=inst/extdata/benchmarks/distributed.csv]
-#     [--variant=owner_update] [--fill=20]
+#     [--variant=owner_update_fill50] [--fill=50]
 #
 # --variant labels the build measured (and the one modelled): rows of
 # earlier builds stay in the CSV under their own label ("replicated_update":
@@ -58,16 +58,16 @@ steps <- as.integer(option("steps", "20"))
 threads <- as.integer(option("threads", "1"))
 latency <- as.numeric(option("latency", "50e-6"))
 bandwidth <- as.numeric(option("bandwidth", "1.25e9"))
-variant <- option("variant", "owner_update")
+variant <- option("variant", "owner_update_fill50")
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "distributed.csv"))
 d <- 8L
 batch <- 512L
 group <- 64L  # SHARD_GROUP of src/shard.h
-fill <- as.numeric(option("fill", "20"))  # SHARD_FILL
+fill <- as.numeric(option("fill", "50"))  # SHARD_FILL
 
 # shard_rounds() of src/shard.c for batches of `batch` rows.
 rounds_for <- function(n, P) {
-  max(1, min(ceiling(fill * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 64))
+  max(1, min(ceiling(fill * (P - 1) / (batch / group)), floor(ceiling(n / 256) / P), 32))
 }
 
 mpi <- if (part == "measure" && nzchar(Sys.getenv("OMPI_COMM_WORLD_SIZE"))) sddgp_mpi()

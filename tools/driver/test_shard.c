@@ -67,7 +67,7 @@ static int fail_bcast(void *ctx, double *buf, size_t len, int root)
  * at a time and one at a time). */
 static void check_chain(const kernel *k, double *x, int n, int d, const char *what)
 {
-  const points p = {x, n, d, NULL};
+  const points p = {x, n, d, NULL, NULL};
   const kernel_op K = {k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
   const int nrows = 75, ncol = 11;
   int *rows = xmalloc(sizeof(int) * nrows);
@@ -174,12 +174,12 @@ void test_shard(void)
   check_ranges(1000);
   check_ranges(256);
   check_ranges(5000);
-  /* SDD's batches of 512 (8 groups): G R >= 20 (P - 1), three rounds for
-   * 2 processes and 38 for 16, but at least a tile per piece (24 at n =
-   * 100000) and at most 64 rounds. */
-  CHECK(shard_rounds(100000, 2, 512) == 3 && shard_rounds(1000000, 16, 512) == 38 &&
+  /* SDD's batches of 512 (8 groups): G R >= 50 (P - 1), seven rounds for
+   * 2 processes (and 94 for 16), but at least a tile per piece (24 at n =
+   * 100000) and at most 32 rounds. */
+  CHECK(shard_rounds(100000, 2, 512) == 7 && shard_rounds(1000000, 16, 512) == 32 &&
         shard_rounds(100000, 16, 512) == 24 && shard_rounds(10000, 16, 512) == 2 &&
-        shard_rounds(10000000, 64, 512) == 64 && shard_rounds(100000, 1, 512) == 1 &&
+        shard_rounds(10000000, 64, 512) == 32 && shard_rounds(100000, 1, 512) == 1 &&
         shard_rounds(1000, 2, 100) == 2,
         "shard_rounds(): %d %d %d %d", shard_rounds(100000, 2, 512),
         shard_rounds(1000000, 16, 512), shard_rounds(100000, 16, 512),

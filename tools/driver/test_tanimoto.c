@@ -134,7 +134,7 @@ static void check_values(int counts)
     for (size_t e = 0; e < (size_t)n1 * n2; e++) err = fmax(err, fabs(K[e] - ref[e]));
     CHECK(err < 1e-14, "tanimoto %s (%s): block error %g", form_name[kind],
           counts ? "counts" : "bits", err);
-    const kernel_op op = {&k, &f1.p, &f2.p, NULL, 0, NULL, NULL, NULL};
+    const kernel_op op = {&k, &f1.p, &f2.p, NULL, 0, NULL, NULL, NULL, 0, NULL};
     kernel_op_rows(&op, NULL, n1, A, ncol, out, n1, 1);
     kernel_op_rows(&op, NULL, n1, A, ncol, out2, n1, 2);
     double perr = 0.0;

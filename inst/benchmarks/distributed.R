@@ -29,7 +29,13 @@
 # the cost of one message of each kind alone (a group of 64 rows' running
 # sums from rank 0 to 1, and the broadcast of all B (s + 1) sums) through
 # Rmpi, as the solve's callbacks send them, the least of 5 blocks of 100.
-# A checksum of the solution shows that P = 2 gives P = 1's bits.  The
+# The time in messages split step by step (each process's work, the step
+# less its time in the callbacks, gathered at the end): the step beyond
+# the slowest process's work (beyond_slowest_seconds: the messages, the
+# pipeline's fill and what imbalance within a step adds, at most what
+# equally fast cores would see), and rank 0's wait for a slower process
+# (waiting_slower_seconds; the two add up to about rank 0's time in
+# messages), from the end of step 1's product to the last's.  A checksum of the solution shows that P = 2 gives P = 1's bits.  The
 # figures of inst/benchmarks/README.md: --n=100000 and --n=1000000 apart,
 # each P under `flock` of its own.
 #
@@ -87,8 +93,59 @@ loop_case <- function(n, s) {
                          check_every = steps, cache = "never", warm_start = "none")
   settings <- sddgp:::sdd_settings(control, problem, "dual", "coordinates", 100L,
                                    rep(1, s + 1L))
-  if (!is.null(mpi)) settings <- sddgp:::mpi_settings(settings, mpi, n)
-  list(problem = problem, settings = settings)
+  marks <- NULL
+  if (!is.null(mpi)) {
+    settings <- sddgp:::mpi_settings(settings, mpi, n)
+    marks <- step_marks(settings$shard)
+    settings$shard <- marks$shard
+  }
+  list(problem = problem, settings = settings, marks = marks)
+}
+
+# The message callbacks of `shard`, timed: get() gives, at the return of
+# each broadcast (the end of a step's product, one a step; then the last
+# probe's and the final gathering's), the time and the seconds spent in
+# the callbacks so far.
+step_marks <- function(shard) {
+  inside <- 0
+  at <- spent <- numeric()
+  now <- function() as.numeric(Sys.time())
+  timed <- function(f, mark) {
+    force(f)
+    force(mark)
+    function(x, peer) {
+      t0 <- now()
+      out <- f(x, peer)
+      t1 <- now()
+      inside <<- inside + (t1 - t0)
+      if (mark) {
+        at <<- c(at, t1)
+        spent <<- c(spent, inside)
+      }
+      out
+    }
+  }
+  shard$send <- timed(shard$send, FALSE)
+  shard$recv <- timed(shard$recv, FALSE)
+  shard$bcast <- timed(shard$bcast, TRUE)
+  list(shard = shard, get = function() list(at = at, spent = spent))
+}
+
+# Per step (from the end of step 1's product to that of the last's): each
+# process's own work, the step less its time in the callbacks, gathered
+# from every process.  The step's time beyond the slowest process's work
+# is what the messages and the pipeline's fill cost; the slowest's work
+# beyond the process's own is its wait for a slower one.  Seconds per
+# step, averaged.
+step_split <- function(marks, steps) {
+  m <- marks$get()
+  k <- seq_len(steps)
+  step <- diff(m$at[k])
+  work <- step - diff(m$spent[k])
+  works <- matrix(Rmpi::mpi.allgather(work, 2L, double(length(work) * mpi$size), comm = 0L),
+                  ncol = mpi$size)
+  slowest <- apply(works, 1L, max)
+  c(beyond_slowest = mean(step - slowest), waiting_slower = mean(slowest - work))
 }
 
 # Seconds per message from rank 0 to 1 (len doubles), and per broadcast
@@ -125,6 +182,7 @@ if (part == "measure") {
     gather <- res$gather_seconds
     waits <- if (is.null(mpi)) res$comm_seconds - gather
              else Rmpi::mpi.allgather(res$comm_seconds - gather, 2L, double(mpi$size), comm = 0L)
+    split <- if (is.null(mpi)) c(0, 0) else step_split(case$marks, res$iterations)
     msg <- message_seconds(group * (s + 1L))
     rows <- rbind(rows, data.frame(
       part = "measured", machine = cpu_model(), n = n, d = d, samples = s, batch = batch,
@@ -133,6 +191,7 @@ if (part == "measure") {
       step_seconds = (elapsed - gather) / res$iterations,
       comm_wait_seconds = (res$comm_seconds - gather) / res$iterations,
       comm_wait_least_seconds = min(waits) / res$iterations,
+      beyond_slowest_seconds = split[[1L]], waiting_slower_seconds = split[[2L]],
       update_seconds = res$update_seconds / res$iterations, variant = variant,
       gather_seconds = gather,
       message_seconds = msg[1L], bcast_seconds = msg[2L],
@@ -143,7 +202,8 @@ if (part == "measure") {
   }
   if (rank0) {
     print(rows[, c("n", "samples", "processes", "step_seconds", "comm_wait_seconds",
-                   "comm_wait_least_seconds", "update_seconds", "gather_seconds", "message_seconds",
+                   "comm_wait_least_seconds", "beyond_slowest_seconds",
+                   "waiting_slower_seconds", "update_seconds", "gather_seconds", "message_seconds",
                    "bcast_seconds", "checksum", "load")])
     replace_rows(rows, out_csv, c("part", "machine", "n", "samples", "processes", "threads",
                                   "variant"))

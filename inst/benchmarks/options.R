@@ -47,8 +47,8 @@ load_average <- function() {
 # either lacks are filled with NA: older rows predate newer columns.
 append_result <- function(done, row, path) {
   if (!is.null(done)) {
-    for (col in setdiff(names(row), names(done))) done[[col]] <- NA
-    for (col in setdiff(names(done), names(row))) row[[col]] <- NA
+    for (col in setdiff(names(row), names(done))) done[[col]] <- rep(NA, nrow(done))
+    for (col in setdiff(names(done), names(row))) row[[col]] <- rep(NA, nrow(row))
     row <- row[names(done)]
   }
   done <- rbind(done, row)

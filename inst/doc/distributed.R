@@ -52,9 +52,10 @@ tidy <- function(d) {
 measured <- b[b$part == "measured" & b$variant == "owner_update_fill50", ]
 measured <- measured[order(measured$n, measured$samples, measured$processes), ]
 measured$comm_share <- measured$comm_wait_seconds / measured$step_seconds
+measured$beyond_share <- measured$beyond_slowest_seconds / measured$step_seconds
 tidy(measured[, c("n", "samples", "processes", "rounds", "step_seconds",
-                  "comm_wait_seconds", "comm_share", "update_seconds", "load",
-                  "checksum")])
+                  "comm_wait_seconds", "comm_share", "beyond_share", "update_seconds",
+                  "load", "checksum")])
 model <- b[b$part == "model" & b$variant == "owner_update_fill50" & b$processes %in% c(2, 16, 64), ]
 model$comm_share <- model$comm_wait_seconds / model$step_seconds
 tidy(model[, c("n", "samples", "processes", "rounds", "step_seconds", "comm_share",

@@ -1,8 +1,9 @@
 #' Distribute independent work over the workers of future's plan
 #'
 #' `sddgp_future()` is the `parallel` argument of [gp_sdd()],
-#' [predict.sddgp()] and [simulate.sddgp()] (or `options(sddgp.parallel =
-#' sddgp_future())`, their default) that runs their independent pieces of
+#' [predict.sddgp()], [simulate.sddgp()], [bo_thompson()] and [mini_meta()]
+#' (or `options(sddgp.parallel = sddgp_future())`, their default) that runs
+#' their independent pieces of
 #' work as futures, on whatever [future::plan()] the user has set:
 #' `multisession` on this machine, `cluster` on several, or a scheduler
 #' through future.batchtools. The pieces are
@@ -11,7 +12,10 @@
 #'   [simulate.sddgp()];
 #' * the rows of `newdata` in [predict.sddgp()] and [simulate.sddgp()], in
 #'   contiguous blocks of their `chunk_size` pieces (and the fitted values
-#'   that [gp_sdd()] computes at the training inputs).
+#'   that [gp_sdd()] computes at the training inputs);
+#' * the evaluations of the objective in [bo_thompson()] and [mini_meta()],
+#'   one future each, in random-number streams of their own (see
+#'   [bo_thompson()], section Random numbers).
 #'
 #' Results are identical, bit for bit, to those of the same call without
 #' `parallel`, whatever the plan and the number of workers:
@@ -99,18 +103,23 @@ uses_futures <- function(parallel) inherits(parallel, "sddgp_future")
 future_count <- function(parallel) parallel$chunks %||% future::nbrOfWorkers()
 
 # fn(item, threads) for every item, each a future on the current plan;
-# the values in order.  A worker lost on the way is a classed error.
+# the values in order.
 future_map <- function(items, fn, parallel) {
   threads <- parallel$threads
   futures <- lapply(items, function(item) {
     future::future(fn(item, threads), packages = "sddgp", seed = NULL,
                    globals = list(fn = fn, item = item, threads = threads))
   })
-  lapply(futures, function(f) tryCatch(future::value(f), FutureError = function(e) {
+  lapply(futures, future_value)
+}
+
+# A future's value; a worker lost on the way is a classed error.
+future_value <- function(f) {
+  tryCatch(future::value(f), FutureError = function(e) {
     sddgp_abort(paste("A future worker failed, so sddgp's parallel work cannot finish:",
                       conditionMessage(e)),
                 class = "sddgp_error_worker", parent = e)
-  }))
+  })
 }
 
 # fn(item, threads) for every item: as futures when `parallel` asks for

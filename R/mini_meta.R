@@ -30,6 +30,7 @@
 #'      algorithm that updates after every evaluation. With `mini = FALSE`,
 #'      \eqn{B = 1}{B = 1} always: plain GP-UCB or GP-EI.
 #'
+#' @inheritSection bo_thompson Random numbers
 #' @section The compressed posterior: With \eqn{W = \mathrm{diag}(B_h)}{W = diag(B_h)}
 #'   and prior mean \eqn{m_0}{m_0},
 #'   \deqn{\mu(x) = m_0 + k(x, X_H)(K_H + \lambda W^{-1})^{-1}(\bar y_H - m_0),}{mu(x) = m_0 + k(x, X_H)(K_H + lambda W^(-1))^(-1)(y_bar_H - m_0),}
@@ -130,6 +131,12 @@
 #' @param samples Number of posterior samples behind the SDD variances.
 #' @param control SDD settings, [sdd_control()]; `NULL` uses its defaults.
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @param parallel `NULL` (every evaluation of `objective` in this
+#'   process), or [sddgp_future()] to evaluate each as a future on the
+#'   current [future::plan()] (pays when an evaluation takes seconds).
+#'   Each evaluation has its own random-number stream (section Random
+#'   numbers), so the results are the same either way. Default
+#'   `getOption("sddgp.parallel")`.
 #' @return An object of class `c("sddgp_mini_meta", "sddgp_bo")`, a list
 #'   with
 #'   * `x`, `y`: every evaluation the call made (initial design first,
@@ -188,7 +195,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
                       initial = NULL, x = NULL, y = NULL,
                       mini = TRUE, solver = c("auto", "cholesky", "sdd"),
                       threshold = 2000, samples = 64, control = NULL,
-                      threads = NULL) {
+                      threads = NULL, parallel = getOption("sddgp.parallel")) {
   call <- match.call()
   check_objective(objective)
   domain <- bo_domain(candidates, lower, upper)
@@ -233,6 +240,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   if (is.null(control)) control <- sdd_control()
   if (!inherits(control, "sddgp_control_sdd")) abort_argument("control", "must be made by sdd_control()")
   threads <- sddgp_threads(threads)
+  parallel <- check_loop_parallel(parallel)
 
   evaluated_x <- matrix(0, budget, domain$d)
   evaluated_y <- numeric(budget)
@@ -241,7 +249,10 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
     x0 <- if (is.null(domain$candidates)) runif_box(initial, domain$box) else
       domain$candidates[sample.int(nrow(domain$candidates), initial), , drop = FALSE]
     evaluated_x[seq_len(initial), ] <- x0
-    evaluated_y[seq_len(initial)] <- evaluate_objective(objective, x0)
+  }
+  streams <- objective_streams()
+  if (initial > 0L) {
+    evaluated_y[seq_len(initial)] <- evaluate_objective(objective, x0, streams, parallel)
     used <- as.integer(initial)
   }
   data_x <- rbind(earlier$x, evaluated_x[seq_len(used), , drop = FALSE])
@@ -277,7 +288,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
     repeats <- if (mini) switch_after(C, noise, variance) else 1
     repeats <- as.integer(min(repeats, budget - used))
     block <- matrix(chosen, repeats, domain$d, byrow = TRUE)
-    values <- evaluate_objective(objective, block)
+    values <- evaluate_objective(objective, block, streams, parallel)
     evaluated_x[used + seq_len(repeats), ] <- block
     evaluated_y[used + seq_len(repeats)] <- values
     used <- used + repeats

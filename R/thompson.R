@@ -30,6 +30,16 @@
 #'   representer weights and random-feature prior draws; no sample is ever
 #'   formed on a grid.
 #'
+#' @section Random numbers: Evaluation \eqn{k}{k} of `objective` (counting from
+#'   the initial design) runs with R's generator set to the \eqn{k}{k}-th
+#'   L'Ecuyer-CMRG substream ([parallel::nextRNGStream()]) after a seed made
+#'   from the next number of R's stream when the loop starts (left in the
+#'   stream), and R's generator and its state are restored after it,
+#'   whether it runs in this process or as a future (which takes such a
+#'   seed as it is). A random objective thus gives the same values in this
+#'   process and on any plan for a given [set.seed()], and its draws do not
+#'   shift the loop's own (the initial design, the maximisation of the
+#'   samples), which are those of a deterministic objective.
 #' @section Hyperparameters and units: Kernel hyperparameters and `noise`
 #'   given by the user refer to the units of the box and of the objective's
 #'   values (a length scale of 0.1 on a box of width 1 is a tenth of its
@@ -66,6 +76,13 @@
 #' @param local_rounds Rounds of local search per sample; 0 for none.
 #' @param local_points Perturbations per sample and local round.
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
+#' @param parallel `NULL` (every evaluation of `objective` in this
+#'   process), or [sddgp_future()] to evaluate each step's batch (and the
+#'   initial design) as futures on the current [future::plan()], in
+#'   parallel: the batch's `batch` evaluations are independent. Each
+#'   evaluation has its own random-number stream (section Random numbers),
+#'   so the results are the same either way. Default
+#'   `getOption("sddgp.parallel")`.
 #' @return An object of class `c("sddgp_thompson", "sddgp_bo")`, a list
 #'   with
 #'   * `x`, `y`: every point evaluated (initial points first, then each
@@ -108,7 +125,8 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
                         initial = 10 * length(lower), steps = 10, batch = 10,
                         kernel = "matern32", noise = NULL, solver = NULL,
                         control = NULL, candidates = 1000, rounds = 5,
-                        local_rounds = 10, local_points = 10, threads = NULL) {
+                        local_rounds = 10, local_points = 10, threads = NULL,
+                        parallel = getOption("sddgp.parallel")) {
   call <- match.call()
   check_objective(objective)
   box <- check_box(lower, upper)
@@ -122,6 +140,7 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
   kernel <- kernel_for_dimension(check_box_kernel(as_kernel(kernel), "bo_thompson"), box$d)
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
   threads <- sddgp_threads(threads)
+  parallel <- check_loop_parallel(parallel)
 
   if (is.null(x)) {
     if (!is.null(y)) abort_argument("y", "is given without `x`: give the inputs it belongs to")
@@ -132,7 +151,9 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
   # Known before any evaluation, so a solver unfit for the final data size
   # (cholesky beyond its limit) fails now rather than after hours of work.
   chosen <- resolve_solver(solver, control, nrow(x) + steps * batch)
-  y <- if (is.null(y)) evaluate_objective(objective, x) else check_targets(y, nrow(x))
+  streams <- objective_streams()
+  y <- if (is.null(y)) evaluate_objective(objective, x, streams, parallel) else
+    check_targets(y, nrow(x))
   initial <- nrow(x)
 
   search <- list(candidates = candidates, rounds = rounds,
@@ -150,7 +171,7 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
     new_x <- maximise_samples(fit, x, y, box, kernel$lengthscale, search, threads)
     maximised <- elapsed()
     x <- rbind(x, new_x, deparse.level = 0)
-    y <- c(y, evaluate_objective(objective, new_x))
+    y <- c(y, evaluate_objective(objective, new_x, streams, parallel))
     history[step, -1L] <- list(length(y), max(y), elapsed() - started,
                                fitted - started, maximised - fitted)
   }

@@ -28,6 +28,20 @@ identical(shared$alpha_samples, single$alpha_samples)
 identical(shared$iterations, single$iterations)
 identical(p, predict(single, newx, se.fit = TRUE, chunk_size = 25))
 
+## ---- eval = has_future-------------------------------------------------------
+noisy <- function(p) sin(6 * p[1]) + p[2] + rnorm(1, sd = 0.1)
+loop <- function(parallel) {
+  set.seed(3)
+  bo_thompson(noisy, c(0, 0), c(1, 1), initial = 6, steps = 2, batch = 3,
+              candidates = 50, rounds = 1, local_rounds = 1, threads = 1,
+              parallel = parallel)
+}
+here <- loop(NULL)
+old <- future::plan("multisession", workers = 2)
+there <- loop(sddgp_future())
+future::plan(old)
+identical(here$y, there$y)
+
 ## ---- eval = FALSE------------------------------------------------------------
 #  # fit.R
 #  library(sddgp)

@@ -26,6 +26,7 @@ test_that("runif_box and clamp_box stay in the box", {
 
 test_that("evaluate_objective calls the objective per row and checks its value", {
   x <- rbind(c(1, 2), c(3, 4))
+  evaluate_objective <- function(f, x) sddgp:::evaluate_objective(f, x, objective_streams())
   expect_identical(evaluate_objective(function(p) sum(p^2), x), c(5, 25))
   expect_identical(check_objective(sum), sum)
   expect_error(check_objective("sum"), class = "sddgp_error_argument",
@@ -41,6 +42,36 @@ test_that("evaluate_objective calls the objective per row and checks its value",
                regexp = "<character>")
   expect_error(evaluate_objective(function(p) Inf, x), class = "sddgp_error_objective",
                regexp = "returned Inf")
+})
+
+test_that("each evaluation of the objective has its own stream, and R's stream is left as it was", {
+  x <- matrix(0, 3, 1)
+  draw <- function(p) runif(1)
+  withr::local_seed(5)
+  values <- evaluate_objective(draw, x, objective_streams())
+  after <- runif(1)
+  # By hand: R's next number, left in its stream, seeds L'Ecuyer-CMRG;
+  # evaluation k runs in the k-th substream after it.
+  withr::local_seed(5)
+  expected_after <- runif(1)
+  withr::local_seed(5)
+  seed <- sample.int(.Machine$integer.max, 1L)
+  expected <- withr::with_seed(seed, {
+    s <- .Random.seed
+    vapply(1:3, function(k) {
+      s <<- parallel::nextRNGStream(s)
+      assign(".Random.seed", s, envir = globalenv())
+      runif(1)
+    }, 0)
+  }, .rng_kind = "L'Ecuyer-CMRG")
+  expect_identical(values, expected)
+  expect_identical(after, expected_after)
+  expect_identical(RNGkind()[1], "Mersenne-Twister")
+  # The streams go on from one call to the next.
+  withr::local_seed(5)
+  streams <- objective_streams()
+  expect_identical(c(evaluate_objective(draw, x[1:2, , drop = FALSE], streams),
+                     evaluate_objective(draw, x[3, , drop = FALSE], streams)), values)
 })
 
 test_that("print and plot of a loop's result show its progress", {

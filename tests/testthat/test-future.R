@@ -79,6 +79,33 @@ test_that("a multisession plan gives the sequential fit, predictions and draws",
   expect_identical(predict(single, d$x, se.fit = TRUE, chunk_size = 64), pred)
 })
 
+test_that("the loops' evaluations as futures give the sequential loops, random objectives too", {
+  skip_on_cran()
+  g <- function(x) sin(6 * x[1]) + x[2]
+  noisy <- function(x) g(x) + rnorm(1, sd = 0.1)
+  thompson <- function(parallel) withr::with_seed(3, bo_thompson(
+    noisy, c(0, 0), c(1, 1), initial = 6, steps = 2, batch = 3, candidates = 50,
+    rounds = 1, local_rounds = 1, threads = 1, parallel = parallel))
+  meta <- function(parallel) withr::with_seed(4, mini_meta(
+    noisy, lower = c(0, 0), upper = c(1, 1), budget = 14, noise = 0.01,
+    kernel = matern(5/2, c(0.3, 0.3), 1), threads = 1, parallel = parallel))
+  single <- list(thompson(NULL), meta(NULL))
+  old <- future::plan("multisession", workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  shared <- list(thompson(sddgp_future()), meta(sddgp_future()))
+  for (k in 1:2) {
+    expect_identical(shared[[k]]$x, single[[k]]$x)
+    expect_identical(shared[[k]]$y, single[[k]]$y)
+  }
+  # A bad value from a worker stops the loop as it does here.
+  bad <- function(x) if (x[1] > 2) 1 else NA_real_
+  expect_error(bo_thompson(bad, c(0, 0), c(1, 1), initial = 4, steps = 1, batch = 2,
+                           threads = 1, parallel = sddgp_future()),
+               class = "sddgp_error_objective")
+  expect_error(bo_thompson(g, c(0, 0), c(1, 1), parallel = "futures"),
+               class = "sddgp_error_argument", regexp = "`parallel` must be NULL or made by sddgp_future")
+})
+
 test_that("a worker that dies is a classed error, not a hang", {
   skip_on_cran()
   skip_on_os("windows")

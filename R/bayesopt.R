@@ -82,9 +82,7 @@ check_loop_parallel <- function(parallel) {
 # objective draw what they drew before the streams.
 objective_streams <- function() {
   if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) set.seed(NULL)
-  state <- get(".Random.seed", envir = globalenv())
-  draw <- sample.int(.Machine$integer.max, 1L)
-  assign(".Random.seed", state, envir = globalenv())
+  draw <- with_saved_rng(sample.int(.Machine$integer.max, 1L))
   streams <- new.env(parent = emptyenv())
   streams$seed <- with_rng_state(NULL, {
     set.seed(draw)
@@ -98,9 +96,8 @@ next_streams <- function(streams, k) {
   lapply(seq_len(k), function(i) streams$seed <- parallel::nextRNGStream(streams$seed))
 }
 
-# `expr` evaluated with R's generator set to L'Ecuyer-CMRG at `seed` (or
-# any state, NULL), the caller's generator and state restored after.
-with_rng_state <- function(seed, expr) {
+# `expr` evaluated, R's generator and its state restored after.
+with_saved_rng <- function(expr) {
   kinds <- RNGkind()
   had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
   saved <- if (had) get(".Random.seed", envir = globalenv())
@@ -109,9 +106,17 @@ with_rng_state <- function(seed, expr) {
     if (had) assign(".Random.seed", saved, envir = globalenv()) else
       rm(".Random.seed", envir = globalenv())
   })
-  RNGkind("L'Ecuyer-CMRG")
-  if (!is.null(seed)) assign(".Random.seed", seed, envir = globalenv())
   expr
+}
+
+# `expr` evaluated with R's generator set to L'Ecuyer-CMRG at `seed` (or
+# any state, NULL), the caller's generator and state restored after.
+with_rng_state <- function(seed, expr) {
+  with_saved_rng({
+    RNGkind("L'Ecuyer-CMRG")
+    if (!is.null(seed)) assign(".Random.seed", seed, envir = globalenv())
+    expr
+  })
 }
 
 # The objective at every row of x: one call per row, each in its stream

@@ -138,7 +138,7 @@ solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
       sol$iterations, format(steps, big.mark = ","), budget_label)))
   }
   runs <- list(trial_iterations = sol$iterations %||% NA_integer_,
-               trial_residual = if (is.null(sol)) NA_real_ else sol$trace$residual[nrow(sol$trace)],
+               trial_residual = if (is.null(sol)) NA_real_ else final_residual(sol),
                trial_seconds = sol$seconds %||% NA_real_)
   within <- sprintf("its tolerance %s within %s steps", format(signif(sol$tolerance %||% NA, 3)),
                     format(steps, big.mark = ","))
@@ -164,7 +164,7 @@ solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
   }
   if (!is.null(cg_sol)) {
     runs <- c(runs, list(cg_iterations = cg_sol$iterations,
-                         cg_residual = cg_sol$trace$residual[nrow(cg_sol$trace)],
+                         cg_residual = final_residual(cg_sol),
                          cg_seconds = cg_sol$seconds))
   }
   cg_why <- if (is.null(cg_sol)) {

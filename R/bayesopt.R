@@ -63,78 +63,14 @@ check_objective <- function(objective) {
   objective
 }
 
-# The `parallel` argument of a loop: NULL, or sddgp_future() for the
-# objective's evaluations (MPI shares a solve, not a loop).
-check_loop_parallel <- function(parallel) {
-  if (!is.null(parallel) && !inherits(parallel, "sddgp_future")) {
-    abort_argument("parallel", "must be NULL or made by sddgp_future()")
-  }
-  parallel
-}
-
-# The random-number streams of a loop's evaluations of `objective`, in an
-# environment that the evaluations advance: evaluation k runs in the k-th
-# L'Ecuyer-CMRG substream after a seed taken from R's stream when the loop
-# starts, whether it runs here or as a future (which takes such a seed as
-# it is).  A random objective then gives the same values on any plan, and
-# R's stream goes on as if there were no objective: the seed is the
-# stream's next number, left in place, so that loops with a deterministic
-# objective draw what they drew before the streams.
-objective_streams <- function() {
-  if (!exists(".Random.seed", envir = globalenv(), inherits = FALSE)) set.seed(NULL)
-  draw <- with_saved_rng(sample.int(.Machine$integer.max, 1L))
-  streams <- new.env(parent = emptyenv())
-  streams$seed <- with_rng_state(NULL, {
-    set.seed(draw)
-    .Random.seed
-  })
-  streams
-}
-
-# The next k streams' seeds.
-next_streams <- function(streams, k) {
-  lapply(seq_len(k), function(i) streams$seed <- parallel::nextRNGStream(streams$seed))
-}
-
-# `expr` evaluated, R's generator and its state restored after.
-with_saved_rng <- function(expr) {
-  kinds <- RNGkind()
-  had <- exists(".Random.seed", envir = globalenv(), inherits = FALSE)
-  saved <- if (had) get(".Random.seed", envir = globalenv())
-  on.exit({
-    do.call(RNGkind, as.list(kinds))
-    if (had) assign(".Random.seed", saved, envir = globalenv()) else
-      rm(".Random.seed", envir = globalenv())
-  })
-  expr
-}
-
-# `expr` evaluated with R's generator set to L'Ecuyer-CMRG at `seed` (or
-# any state, NULL), the caller's generator and state restored after.
-with_rng_state <- function(seed, expr) {
-  with_saved_rng({
-    RNGkind("L'Ecuyer-CMRG")
-    if (!is.null(seed)) assign(".Random.seed", seed, envir = globalenv())
-    expr
-  })
-}
-
 # The objective at every row of x: one call per row, each in its stream
-# (objective_streams()), as futures when `parallel` asks for them.  Each
+# (task_streams()), as futures when `parallel` asks for them.  Each
 # call must return a single finite number; anything else stops the loop
 # with an "sddgp_error_objective" that shows the point, so the user can
 # reproduce it.
 evaluate_objective <- function(objective, x, streams, parallel = NULL) {
-  seeds <- next_streams(streams, nrow(x))
-  values <- if (uses_futures(parallel)) {
-    futures <- lapply(seq_len(nrow(x)), function(i) {
-      point <- x[i, ]
-      future::future(objective(point), seed = seeds[[i]])
-    })
-    lapply(futures, future_value)
-  } else {
-    lapply(seq_len(nrow(x)), function(i) with_rng_state(seeds[[i]], objective(x[i, ])))
-  }
+  values <- stream_map(lapply(seq_len(nrow(x)), function(i) x[i, ]), objective,
+                       next_streams(streams, nrow(x)), parallel)
   vapply(seq_len(nrow(x)), function(i) {
     value <- values[[i]]
     if (!is.numeric(value) || length(value) != 1L || !is.finite(value)) {

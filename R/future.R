@@ -1,7 +1,8 @@
 #' Distribute independent work over the workers of future's plan
 #'
 #' `sddgp_future()` is the `parallel` argument of [gp_sdd()],
-#' [predict.sddgp()], [simulate.sddgp()], [bo_thompson()] and [mini_meta()]
+#' [predict.sddgp()], [simulate.sddgp()], [bo_thompson()], [mini_meta()] and
+#' [gp_cv()]
 #' (or `options(sddgp.parallel = sddgp_future())`, their default) that runs
 #' their independent pieces of
 #' work as futures, on whatever [future::plan()] the user has set:
@@ -15,7 +16,8 @@
 #'   that [gp_sdd()] computes at the training inputs);
 #' * the evaluations of the objective in [bo_thompson()] and [mini_meta()],
 #'   one future each, in random-number streams of their own (see
-#'   [bo_thompson()], section Random numbers).
+#'   [bo_thompson()], section Random numbers);
+#' * the folds of [gp_cv()], one future each, in streams of their own.
 #'
 #' Results are identical, bit for bit, to those of the same call without
 #' `parallel`, whatever the plan and the number of workers:
@@ -95,6 +97,16 @@ check_parallel <- function(parallel) {
   parallel
 }
 
+# The `parallel` argument of a run of independent tasks (the loops'
+# evaluations, gp_cv()'s folds): NULL, or sddgp_future() (MPI shares a
+# solve, not tasks).
+check_tasks_parallel <- function(parallel) {
+  if (!is.null(parallel) && !inherits(parallel, "sddgp_future")) {
+    abort_argument("parallel", "must be NULL or made by sddgp_future()")
+  }
+  parallel
+}
+
 # Whether `parallel` asks for futures (sddgp_mpi() shares the solve only:
 # every process does the rest of the work itself).
 uses_futures <- function(parallel) inherits(parallel, "sddgp_future")
@@ -106,16 +118,20 @@ future_count <- function(parallel) parallel$chunks %||% future::nbrOfWorkers()
 # the values in order.
 future_map <- function(items, fn, parallel) {
   threads <- parallel$threads
-  futures <- lapply(items, function(item) {
-    future::future(fn(item, threads), packages = "sddgp", seed = NULL,
-                   globals = list(fn = fn, item = item, threads = threads))
+  worker_errors({
+    futures <- lapply(items, function(item) {
+      future::future(fn(item, threads), packages = "sddgp", seed = NULL,
+                     globals = list(fn = fn, item = item, threads = threads))
+    })
+    lapply(futures, future::value)
   })
-  lapply(futures, future_value)
 }
 
-# A future's value; a worker lost on the way is a classed error.
-future_value <- function(f) {
-  tryCatch(future::value(f), FutureError = function(e) {
+# `expr`, which makes futures and collects their values; a worker lost on
+# the way (found when a value is collected, or when a later future is
+# sent to it) is a classed error.
+worker_errors <- function(expr) {
+  tryCatch(expr, FutureError = function(e) {
     sddgp_abort(paste("A future worker failed, so sddgp's parallel work cannot finish:",
                       conditionMessage(e)),
                 class = "sddgp_error_worker", parent = e)

@@ -268,13 +268,7 @@ gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.o
   if (is.array(data)) {
     abort_argument("data", "must be a data frame, not a matrix (as for lm()): use as.data.frame()")
   }
-  # As lm() (model.frame()): among the columns of `data`, then in the
-  # formula's environment.
-  weights <- tryCatch(eval(substitute(weights), data, environment(formula)),
-    error = function(e) abort_argument("weights", paste(
-      "could not be evaluated among the columns of `data` or in the formula's",
-      "environment:", conditionMessage(e))))
-  weights <- check_weights(weights, nrow(data), "`data` has %d rows")
+  weights <- formula_weights(substitute(weights), data, formula)
   mf <- stats::model.frame(formula, data = data, na.action = na.action)
   # Rows that na.action dropped lose their weights too.
   omitted <- attr(mf, "na.action")
@@ -303,6 +297,17 @@ gp_sdd.formula <- function(x, data, weights = NULL, ..., na.action = stats::na.o
   fit$call <- match.call()
   fit$call[[1L]] <- quote(gp_sdd)
   fit
+}
+
+# The weights expression of a formula call, evaluated as lm() (through
+# model.frame()) does: among the columns of `data`, then in the formula's
+# environment.
+formula_weights <- function(expr, data, formula) {
+  weights <- tryCatch(eval(expr, data, environment(formula)),
+    error = function(e) abort_argument("weights", paste(
+      "could not be evaluated among the columns of `data` or in the formula's",
+      "environment:", conditionMessage(e))))
+  check_weights(weights, nrow(data), "`data` has %d rows")
 }
 
 new_sddgp <- function(xs, ys, scaling, kernel, noise, weights, solver, control,

@@ -21,12 +21,17 @@ predictive_scores <- function(object, newdata, y, normalised = FALSE, threads = 
   check_single_output(object, "predictive_scores()")
   pred <- stats::predict(object, newdata, se.fit = TRUE, threads = threads)
   y <- check_targets(y, length(pred$fit), against = "`newdata` has %d rows")
-  # Scored in units of a power of 2 near the targets' magnitude, where
-  # squares cannot overflow, then converted.
-  u <- pow2_unit(c(y, pred$fit))
-  s <- score_values(y / u, pred$fit / u, (pred$se.fit / u)^2 + (pred$residual.scale / u)^2)
-  to <- if (normalised) u / object$scaling$y_scale else u
-  c(rmse = s[["rmse"]] * to, nll = s[["nll"]] + log(to))
+  scaled_scores(y, pred$fit, pred$se.fit, pred$residual.scale,
+                if (normalised) 1 / object$scaling$y_scale else 1)
+}
+
+# RMSE and mean Gaussian NLL of y under N(mu, se^2 + noise_sd^2), in the
+# units of y times `to`: scored in units of a power of 2 near the targets'
+# magnitude, where squares cannot overflow, then converted.
+scaled_scores <- function(y, mu, se, noise_sd, to = 1) {
+  u <- pow2_unit(c(y, mu))
+  s <- score_values(y / u, mu / u, (se / u)^2 + (noise_sd / u)^2)
+  c(rmse = s[["rmse"]] * u * to, nll = s[["nll"]] + log(u * to))
 }
 
 # RMSE and mean Gaussian NLL of y under N(mu, var).

@@ -240,7 +240,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   if (is.null(control)) control <- sdd_control()
   if (!inherits(control, "sddgp_control_sdd")) abort_argument("control", "must be made by sdd_control()")
   threads <- sddgp_threads(threads)
-  parallel <- check_loop_parallel(parallel)
+  parallel <- check_tasks_parallel(parallel)
 
   evaluated_x <- matrix(0, budget, domain$d)
   evaluated_y <- numeric(budget)
@@ -250,7 +250,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
       domain$candidates[sample.int(nrow(domain$candidates), initial), , drop = FALSE]
     evaluated_x[seq_len(initial), ] <- x0
   }
-  streams <- objective_streams()
+  streams <- task_streams()
   if (initial > 0L) {
     evaluated_y[seq_len(initial)] <- evaluate_objective(objective, x0, streams, parallel)
     used <- as.integer(initial)

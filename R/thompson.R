@@ -140,7 +140,7 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
   kernel <- kernel_for_dimension(check_box_kernel(as_kernel(kernel), "bo_thompson"), box$d)
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
   threads <- sddgp_threads(threads)
-  parallel <- check_loop_parallel(parallel)
+  parallel <- check_tasks_parallel(parallel)
 
   if (is.null(x)) {
     if (!is.null(y)) abort_argument("y", "is given without `x`: give the inputs it belongs to")
@@ -151,7 +151,7 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
   # Known before any evaluation, so a solver unfit for the final data size
   # (cholesky beyond its limit) fails now rather than after hours of work.
   chosen <- resolve_solver(solver, control, nrow(x) + steps * batch)
-  streams <- objective_streams()
+  streams <- task_streams()
   y <- if (is.null(y)) evaluate_objective(objective, x, streams, parallel) else
     check_targets(y, nrow(x))
   initial <- nrow(x)

@@ -42,6 +42,20 @@ there <- loop(sddgp_future())
 future::plan(old)
 identical(here$y, there$y)
 
+## ---- eval = has_future-------------------------------------------------------
+d <- data.frame(x1 = x[, 1], x2 = x[, 2], y = y)
+cv_with <- function(parallel) {
+  set.seed(4)
+  gp_cv(y ~ x1 + x2, data = d, folds = 4, samples = 8, threads = 1,
+        parallel = parallel)
+}
+cv_here <- cv_with(NULL)
+old <- future::plan("multisession", workers = 2)
+cv_there <- cv_with(sddgp_future())
+future::plan(old)
+cv_there
+identical(cv_here$predictions, cv_there$predictions)
+
 ## ---- eval = FALSE------------------------------------------------------------
 #  # fit.R
 #  library(sddgp)

@@ -26,7 +26,7 @@ test_that("runif_box and clamp_box stay in the box", {
 
 test_that("evaluate_objective calls the objective per row and checks its value", {
   x <- rbind(c(1, 2), c(3, 4))
-  evaluate_objective <- function(f, x) sddgp:::evaluate_objective(f, x, objective_streams())
+  evaluate_objective <- function(f, x) sddgp:::evaluate_objective(f, x, task_streams())
   expect_identical(evaluate_objective(function(p) sum(p^2), x), c(5, 25))
   expect_identical(check_objective(sum), sum)
   expect_error(check_objective("sum"), class = "sddgp_error_argument",
@@ -48,7 +48,7 @@ test_that("each evaluation of the objective has its own stream, and R's stream i
   x <- matrix(0, 3, 1)
   draw <- function(p) runif(1)
   withr::local_seed(5)
-  values <- evaluate_objective(draw, x, objective_streams())
+  values <- evaluate_objective(draw, x, task_streams())
   after <- runif(1)
   # By hand: R's next number, left in its stream, seeds L'Ecuyer-CMRG;
   # evaluation k runs in the k-th substream after it.
@@ -69,7 +69,7 @@ test_that("each evaluation of the objective has its own stream, and R's stream i
   expect_identical(RNGkind()[1], "Mersenne-Twister")
   # The streams go on from one call to the next.
   withr::local_seed(5)
-  streams <- objective_streams()
+  streams <- task_streams()
   expect_identical(c(evaluate_objective(draw, x[1:2, , drop = FALSE], streams),
                      evaluate_objective(draw, x[3, , drop = FALSE], streams)), values)
 })

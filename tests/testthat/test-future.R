@@ -106,6 +106,28 @@ test_that("the loops' evaluations as futures give the sequential loops, random o
                class = "sddgp_error_argument", regexp = "`parallel` must be NULL or made by sddgp_future")
 })
 
+test_that("gp_cv()'s folds as futures give the sequential cross-validation", {
+  skip_on_cran()
+  d <- make_data(150, 2, seed = 12)
+  data <- data.frame(d$x, y = d$y)
+  cv <- function(parallel, ...) withr::with_seed(13, gp_cv(y ~ ., data, folds = 3, ...,
+                                                         threads = 1, parallel = parallel))
+  sdd <- function(parallel) cv(parallel, samples = 4, control = sdd_control(iterations = 300))
+  single <- list(cv(NULL), sdd(NULL))
+  old <- future::plan("multisession", workers = 2)
+  on.exit(future::plan(old), add = TRUE)
+  shared <- list(cv(sddgp_future()), sdd(sddgp_future()))
+  for (k in 1:2) {
+    expect_identical(shared[[k]]$predictions, single[[k]]$predictions)
+    expect_identical(shared[[k]]$coefficients, single[[k]]$coefficients)
+    timed <- names(single[[k]]$folds) == "seconds"
+    expect_identical(shared[[k]]$folds[!timed], single[[k]]$folds[!timed])
+  }
+  # Hyperparameters estimated on each fold, and samples drawn: random work.
+  expect_false(identical(single[[1]]$coefficients[1, ], single[[1]]$coefficients[2, ]))
+  expect_true(all(is.finite(single[[2]]$predictions$sd)))
+})
+
 test_that("a worker that dies is a classed error, not a hang", {
   skip_on_cran()
   skip_on_os("windows")
@@ -116,5 +138,10 @@ test_that("a worker that dies is a classed error, not a hang", {
   die <- function(ctx, xc, threads) tools::pskill(Sys.getpid(), tools::SIGKILL)
   expect_error(sddgp:::map_pieces(matrix(1:4, 4), list(1:2, 3:4), die, NULL,
                                   sddgp_future(), 1L, "dying"),
+               class = "sddgp_error_worker")
+  # And one that dies in a task of its own stream (the loops, gp_cv()).
+  seeds <- withr::with_seed(1, sddgp:::next_streams(sddgp:::task_streams(), 2L))
+  expect_error(sddgp:::stream_map(list(1, 2), function(i) tools::pskill(Sys.getpid(), tools::SIGKILL),
+                                  seeds, sddgp_future()),
                class = "sddgp_error_worker")
 })

@@ -66,6 +66,15 @@
 #'   (as root, add `--allow-run-as-root`; more processes than cores,
 #'   `--oversubscribe`). Give each process `threads` of its own cores.
 #'
+#' @section Why Rmpi: Rmpi is in Debian (`r-cran-rmpi`) and installs on
+#'   the R versions Debian ships; pbdMPI's current release needs R 4.5.
+#'   Both pass R vectors to the same MPI library. A cluster of PSOCK
+#'   workers needs no MPI, but its workers talk only to the master and only
+#'   between calls, so each step would be a round trip from R: measured at
+#'   88 ms a step between two local workers without samples (10 % of a
+#'   step at n = 1M on two processes), against a few microseconds a message
+#'   with Rmpi (`inst/benchmarks/distributed.R --part=psock`).
+#'
 #' @param comm The Rmpi communicator: 0 is `MPI_COMM_WORLD`, all the
 #'   processes `mpirun` started.
 #' @return An object of class `sddgp_mpi`.

@@ -5,6 +5,7 @@
 #   Rscript inst/benchmarks/distributed.R --part=measure            (P = 1)
 #   mpirun --allow-run-as-root -np 2 Rscript inst/benchmarks/distributed.R --part=measure
 #   Rscript inst/benchmarks/distributed.R --part=model
+#   Rscript inst/benchmarks/distributed.R --part=psock
 #     [--n=100000] [--samples=0,64] [--steps=20] [--threads=1] [--latency=50e-6]
 #     [--bandwidth=1.25e9] [--out=inst/extdata/benchmarks/distributed.csv]
 #     [--variant=owner_update_fill50] [--fill=50]
@@ -55,9 +56,17 @@
 #   speed-up c(n) / T(P).  The residual probes' exchange (every
 #   check_every steps) and the final gather of the state (once) are left
 #   out.
+#
+# psock: what a fallback on a PSOCK cluster (parallel::makePSOCKcluster())
+# would pay per step at the least, for comparison with Rmpi's messages.
+# PSOCK workers talk to the master only, and only between calls, so the
+# step loop would have to run in R on the master: per step, the master
+# collects each of 2 local workers' B (s + 1) partial sums, adds them and
+# sends the total back to both (two calls per worker), the least of 5
+# blocks of 20 steps.
 source(file.path("inst", "benchmarks", "options.R"))
 suppressPackageStartupMessages(library(sddgp))
-part <- choice_option("part", c("measure", "model"))
+part <- choice_option("part", c("measure", "model", "psock"))
 ns <- as.numeric(split_list(option("n", "100000")))
 samples <- as.integer(split_list(option("samples", "0,64")))
 steps <- as.integer(option("steps", "20"))
@@ -209,6 +218,37 @@ if (part == "measure") {
                                   "variant"))
   }
   if (!is.null(mpi)) invisible(Rmpi::mpi.finalize())
+} else if (part == "psock") {
+  cl <- parallel::makePSOCKcluster(2L)
+  rows <- NULL
+  for (s in samples) {
+    parallel::clusterCall(cl, function(len) assign("sums", double(len), globalenv()),
+                          batch * (s + 1L))
+    step <- function() {
+      total <- Reduce(`+`, parallel::clusterEvalQ(cl, sums))
+      parallel::clusterCall(cl, function(v) {
+        assign("sums", v, globalenv())
+        NULL
+      }, total)
+    }
+    timed <- function(reps = 20L) {
+      start <- Sys.time()
+      for (i in seq_len(reps)) step()
+      as.numeric(Sys.time() - start, units = "secs") / reps
+    }
+    load <- load_average()
+    rows <- rbind(rows, data.frame(
+      part = "psock", machine = cpu_model(), n = NA, d = d, samples = s, batch = batch,
+      processes = 2L, threads = 1L, rounds = NA, steps = 100L, step_seconds = NA,
+      comm_wait_seconds = min(replicate(5L, timed())), comm_wait_least_seconds = NA,
+      beyond_slowest_seconds = NA, waiting_slower_seconds = NA, update_seconds = NA,
+      variant = "psock_hub", gather_seconds = NA, message_seconds = NA, bcast_seconds = NA,
+      checksum = NA, load = load, latency = NA, bandwidth = NA, speedup = NA,
+      efficiency = NA))
+  }
+  parallel::stopCluster(cl)
+  print(rows[, c("samples", "comm_wait_seconds", "load")])
+  replace_rows(rows, out_csv, c("part", "machine", "samples", "variant"))
 } else {
   measured <- utils::read.csv(out_csv, stringsAsFactors = FALSE)
   measured <- measured[measured$part == "measured" & measured$variant == variant, ]

@@ -44,36 +44,6 @@ test_that("evaluate_objective calls the objective per row and checks its value",
                regexp = "returned Inf")
 })
 
-test_that("each evaluation of the objective has its own stream, and R's stream is left as it was", {
-  x <- matrix(0, 3, 1)
-  draw <- function(p) runif(1)
-  withr::local_seed(5)
-  values <- evaluate_objective(draw, x, task_streams())
-  after <- runif(1)
-  # By hand: R's next number, left in its stream, seeds L'Ecuyer-CMRG;
-  # evaluation k runs in the k-th substream after it.
-  withr::local_seed(5)
-  expected_after <- runif(1)
-  withr::local_seed(5)
-  seed <- sample.int(.Machine$integer.max, 1L)
-  expected <- withr::with_seed(seed, {
-    s <- .Random.seed
-    vapply(1:3, function(k) {
-      s <<- parallel::nextRNGStream(s)
-      assign(".Random.seed", s, envir = globalenv())
-      runif(1)
-    }, 0)
-  }, .rng_kind = "L'Ecuyer-CMRG")
-  expect_identical(values, expected)
-  expect_identical(after, expected_after)
-  expect_identical(RNGkind()[1], "Mersenne-Twister")
-  # The streams go on from one call to the next.
-  withr::local_seed(5)
-  streams <- task_streams()
-  expect_identical(c(evaluate_objective(draw, x[1:2, , drop = FALSE], streams),
-                     evaluate_objective(draw, x[3, , drop = FALSE], streams)), values)
-})
-
 test_that("print and plot of a loop's result show its progress", {
   res <- new_bo_result("thompson", x = rbind(c(0.1, 0.2), c(0.5, 0.6)), y = c(1, 3),
                        history = data.frame(step = 1:2, evaluations = 1:2,

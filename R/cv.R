@@ -137,7 +137,8 @@ cross_validate <- function(rows, folds, args, threads, parallel, call) {
     list(fit_args = c(rows$train(!test), args), newdata = rows$test(test),
          weights = rows$weights[test], threads = threads)
   })
-  results <- stream_map(tasks, cv_fold, next_streams(task_streams(), length(tasks)), parallel)
+  results <- stream_map(tasks, cv_fold, next_streams(task_streams(), length(tasks)), parallel,
+                        "Cross-validating folds")
   cv <- new_sddgp_cv(results, labels, rows, call)
   short <- which(!cv$folds$converged)
   if (length(short)) {

@@ -7,7 +7,7 @@
 #' estimation with its stage and number of likelihood evaluations; and
 #' [predict.sddgp()] and [simulate.sddgp()] over chunks of new inputs
 #' (a [simulate.sddgp()] that solves for new samples shows its solver's bar
-#' too). A bar appears only once a computation has run for two seconds (cli's
+#' too), and [gp_cv()] over its folds when they run in this process. A bar appears only once a computation has run for two seconds (cli's
 #' option `cli.progress_show_after`) and disappears when it ends, so short
 #' runs print nothing.
 #'

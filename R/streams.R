@@ -26,8 +26,9 @@ next_streams <- function(streams, k) {
 }
 
 # fn(item) for every item, the k-th in the stream seeds[[k]]: as futures
-# when `parallel` asks for them, else here.  The values in order.
-stream_map <- function(items, fn, seeds, parallel) {
+# when `parallel` asks for them, else here (with a progress bar named
+# `label`, if any).  The values in order.
+stream_map <- function(items, fn, seeds, parallel, label = NULL) {
   force(seeds) # drawn from R's generator, before with_rng_state() switches it
   if (uses_futures(parallel)) {
     return(worker_errors({
@@ -38,7 +39,8 @@ stream_map <- function(items, fn, seeds, parallel) {
       lapply(futures, future::value)
     }))
   }
-  lapply(seq_along(items), function(k) with_rng_state(seeds[[k]], fn(items[[k]])))
+  index <- if (is.null(label)) seq_along(items) else progress_along(items, label)
+  lapply(index, function(k) with_rng_state(seeds[[k]], fn(items[[k]])))
 }
 
 # `expr` evaluated, R's generator and its state restored after.

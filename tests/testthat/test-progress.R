@@ -59,6 +59,7 @@ test_that("the C loops, estimation and prediction show bars with steps, residual
     gp_sdd(d$x[1:300, ], d$y[1:300], solver = "cholesky", estimation = estimation_control(
       subset_size = 300, pilot_size = 100, polish_iterations = 1))
     invisible(predict(f, matrix(runif(4e4), ncol = 2), chunk_size = 500))
+    gp_cv(d$x[1:300, ], d$y[1:300], folds = 3, kernel = ker, noise = 0.01)
     TRUE
   })
   expect_match(res$text, "SDD .* [0-9]+/300 steps \\| residual [0-9.e-]+ \\(tolerance 1e-09\\) \\| ETA")
@@ -67,6 +68,7 @@ test_that("the C loops, estimation and prediction show bars with steps, residual
   expect_match(res$text, "CaBCD .* [0-9]+/50 steps \\| residual")
   expect_match(res$text, "Estimating hyperparameters .*stage 3/3 on 300 points \\| [0-9]+ likelihood evaluations")
   expect_match(res$text, "Predicting")
+  expect_match(res$text, "Cross-validating folds")
 })
 
 test_that("the fit is the same with and without a bar, and silent without", {

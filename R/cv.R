@@ -129,7 +129,7 @@ cross_validate <- function(rows, folds, args, threads, parallel, call) {
   if (length(args) && (is.null(names(args)) || any(names(args) == ""))) {
     abort_argument("...", "must be named arguments of gp_sdd(), such as `kernel =`")
   }
-  parallel <- check_tasks_parallel(parallel)
+  parallel <- check_parallel(parallel, mpi = FALSE)
   threads <- if (uses_futures(parallel)) parallel$threads else sddgp_threads(threads)
   labels <- fold_labels(folds, rows)
   tasks <- lapply(sort(unique(labels)), function(label) {

@@ -89,20 +89,14 @@ print.sddgp_future <- function(x, ...) {
   invisible(x)
 }
 
-# The `parallel` argument: NULL, sddgp_future() or sddgp_mpi().
-check_parallel <- function(parallel) {
-  if (!is.null(parallel) && !inherits(parallel, c("sddgp_future", "sddgp_mpi"))) {
-    abort_argument("parallel", "must be NULL or made by sddgp_future() or sddgp_mpi()")
-  }
-  parallel
-}
-
-# The `parallel` argument of a run of independent tasks (the loops'
-# evaluations, gp_cv()'s folds): NULL, or sddgp_future() (MPI shares a
-# solve, not tasks).
-check_tasks_parallel <- function(parallel) {
-  if (!is.null(parallel) && !inherits(parallel, "sddgp_future")) {
-    abort_argument("parallel", "must be NULL or made by sddgp_future()")
+# The `parallel` argument: NULL, sddgp_future() or, where a solve is
+# shared, sddgp_mpi() (`mpi = FALSE` for runs of independent tasks, the
+# loops' evaluations and gp_cv()'s folds: MPI shares a solve, not tasks).
+check_parallel <- function(parallel, mpi = TRUE) {
+  kinds <- c("sddgp_future", if (mpi) "sddgp_mpi")
+  if (!is.null(parallel) && !inherits(parallel, kinds)) {
+    abort_argument("parallel", paste("must be NULL or made by",
+                                     paste0(kinds, "()", collapse = " or ")))
   }
   parallel
 }

@@ -240,7 +240,7 @@ mini_meta <- function(objective, candidates = NULL, lower = NULL, upper = NULL,
   if (is.null(control)) control <- sdd_control()
   if (!inherits(control, "sddgp_control_sdd")) abort_argument("control", "must be made by sdd_control()")
   threads <- sddgp_threads(threads)
-  parallel <- check_tasks_parallel(parallel)
+  parallel <- check_parallel(parallel, mpi = FALSE)
 
   evaluated_x <- matrix(0, budget, domain$d)
   evaluated_y <- numeric(budget)

@@ -140,7 +140,7 @@ bo_thompson <- function(objective, lower, upper, x = NULL, y = NULL,
   kernel <- kernel_for_dimension(check_box_kernel(as_kernel(kernel), "bo_thompson"), box$d)
   if (!is.null(noise)) check_number(noise, "noise", lower = 0, lower_open = TRUE)
   threads <- sddgp_threads(threads)
-  parallel <- check_tasks_parallel(parallel)
+  parallel <- check_parallel(parallel, mpi = FALSE)
 
   if (is.null(x)) {
     if (!is.null(y)) abort_argument("y", "is given without `x`: give the inputs it belongs to")

@@ -108,14 +108,17 @@ uses_futures <- function(parallel) inherits(parallel, "sddgp_future")
 # How many futures a call makes.
 future_count <- function(parallel) parallel$chunks %||% future::nbrOfWorkers()
 
-# fn(item, threads) for every item, each a future on the current plan;
-# the values in order.
-future_map <- function(items, fn, parallel) {
+# fn(item, threads) for every item, each a future on the current plan,
+# the k-th with `seeds[[k]]` (future()'s `seed`; none by default); the
+# values in order.
+future_map <- function(items, fn, parallel, seeds = NULL) {
   threads <- parallel$threads
   worker_errors({
-    futures <- lapply(items, function(item) {
-      future::future(fn(item, threads), packages = "sddgp", seed = NULL,
-                     globals = list(fn = fn, item = item, threads = threads))
+    futures <- lapply(seq_along(items), function(k) {
+      item <- items[[k]]
+      # future finds the globals: it ships a closure's environment, and what
+      # a function of the global environment (a script's objective) uses.
+      future::future(fn(item, threads), packages = "sddgp", seed = seeds[[k]])
     })
     lapply(futures, future::value)
   })

@@ -30,17 +30,17 @@ next_streams <- function(streams, k) {
 # `label`, if any).  The values in order.
 stream_map <- function(items, fn, seeds, parallel, label = NULL) {
   force(seeds) # drawn from R's generator, before with_rng_state() switches it
-  if (uses_futures(parallel)) {
-    return(worker_errors({
-      futures <- lapply(seq_along(items), function(k) {
-        item <- items[[k]]
-        future::future(fn(item), seed = seeds[[k]])
-      })
-      lapply(futures, future::value)
-    }))
-  }
+  if (uses_futures(parallel)) return(future_map(items, without_threads(fn), parallel, seeds))
   index <- if (is.null(label)) seq_along(items) else progress_along(items, label)
   lapply(index, function(k) with_rng_state(seeds[[k]], fn(items[[k]])))
+}
+
+# fn as future_map() calls it, fn(item, threads), for an fn that takes its
+# threads from elsewhere; in a closure of its own, so that a future ships
+# fn alone.
+without_threads <- function(task) {
+  force(task)
+  function(item, threads) task(item)
 }
 
 # `expr` evaluated, R's generator and its state restored after.

@@ -12,9 +12,10 @@
 #     [--rank=100] [--progress=yes] [--threads=2] [--data=../shared/data/uci]
 # `costs` prints the seconds per operation on one core (median of 3) and
 # writes inst/extdata/benchmarks/defaults_costs.csv.  `cases` appends one
-# row per case and method to inst/extdata/benchmarks/defaults.csv and skips
-# the pairs already there (resumable; run one case, or one method, at a
-# time).  A run starts by writing its row as "unfinished": one stopped from
+# row per case, method and kind of BLAS (reference or optimised, the
+# exact solve's speed and so the automatic choice depend on it) to
+# inst/extdata/benchmarks/defaults.csv and skips those already there
+# (resumable; run one case, or one method, at a time).  A run starts by writing its row as "unfinished": one stopped from
 # outside (`timeout`) leaves that row, with the load and date, and is
 # skipped until the row is deleted.  `link` measures how far SDD's
 # posterior mean is from the exact one at new inputs against its relative
@@ -155,14 +156,14 @@ if ("cases" %in% part) {
   if (option("progress", "no") == "yes") options(sddgp.progress = TRUE, cli.width = 150)
 
   # Each row's RMSEs over those of the case's exact solve, or where there is
-  # none, of its reference (CG to a relative residual of 1e-8), if both had
-  # the same hyperparameters (rows from before a change of the estimation
-  # have other ones).
+  # none, of its reference (CG to a relative residual of 1e-8), under the
+  # same BLAS, if both had the same hyperparameters (rows from before a
+  # change of the estimation have other ones).
+  blas <- sddgp:::blas_kind()
   with_ratios <- function(done) {
     done$versus <- NA_character_
     done$rmse_ratio <- done$rmse_f_ratio <- NA_real_
-    for (case in unique(done$case)) {
-      rows <- which(done$case == case)
+    for (rows in split(seq_len(nrow(done)), paste(done$case, done$blas))) {
       base <- rows[done$method[rows] == "exact" & done$status[rows] %in% "exact"]
       if (!length(base)) base <- rows[done$method[rows] == "reference" &
                                         done$status[rows] %in% "tolerance"]
@@ -176,8 +177,8 @@ if ("cases" %in% part) {
     done
   }
   record <- function(done, row) {
-    if (!is.null(done)) done <- done[!(done$case == row$case & done$method == row$method), ,
-                                     drop = FALSE]
+    if (!is.null(done)) done <- done[!(done$case == row$case & done$method == row$method &
+                                         done$blas == row$blas), , drop = FALSE]
     done <- append_result(done, row, path)
     done <- with_ratios(done)
     utils::write.csv(done, path, row.names = FALSE)
@@ -197,7 +198,8 @@ if ("cases" %in% part) {
     n <- nrow(data$x_train)
     wanted <- c("default", if (n <= exact_max) "exact" else "reference",
                 if (n > 5000) "old_default")
-    todo <- setdiff(intersect(methods, wanted), done$method[done$case == case])
+    todo <- setdiff(intersect(methods, wanted),
+                    done$method[done$case == case & done$blas == blas])
     if (!length(todo)) next
     if (startsWith(case, "s")) {
       est <- estimated(data)
@@ -215,7 +217,7 @@ if ("cases" %in% part) {
       data.frame(case = case, method = method, n = n, d = ncol(data$x_train),
                  noise_ratio = ratio, noise = noise, status = status,
                  estimation_seconds = estimation_seconds, threads = threads, load = load,
-                 blas = sddgp:::blas_kind(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+                 blas = blas, date = format(Sys.time(), "%Y-%m-%d %H:%M"),
                  sddgp = as.character(utils::packageVersion("sddgp")),
                  machine = machine_description())
     }
@@ -243,7 +245,7 @@ if ("cases" %in% part) {
         rmse_f = if (!is.null(data$f_test))
           sqrt(mean((pred - data$f_test)^2)) / y_sd else NA))
       done <<- record(done, row)
-      print(done[done$case == case, c("case", "method", "solver", "seconds", "iterations",
+      print(done[done$case == case & done$blas == blas, c("case", "method", "solver", "seconds", "iterations",
                                       "residual", "warned", "rmse", "rmse_ratio",
                                       "rmse_f_ratio", "versus", "load")], digits = 4)
     }

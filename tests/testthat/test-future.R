@@ -97,6 +97,15 @@ test_that("the loops' evaluations as futures give the sequential loops, random o
     expect_identical(shared[[k]]$x, single[[k]]$x)
     expect_identical(shared[[k]]$y, single[[k]]$y)
   }
+  # A script's objective, which uses a variable of the global environment
+  # that the workers do not have.
+  assign("sddgp_test_shift", 0.5, envir = globalenv())
+  withr::defer(rm("sddgp_test_shift", envir = globalenv()))
+  script <- eval(quote(function(x) sin(6 * x[1]) + sddgp_test_shift), globalenv())
+  run_script <- function(parallel) withr::with_seed(5, bo_thompson(
+    script, c(0, 0), c(1, 1), initial = 4, steps = 1, batch = 2, candidates = 50,
+    rounds = 1, local_rounds = 1, threads = 1, parallel = parallel))
+  expect_identical(run_script(sddgp_future())$y, run_script(NULL)$y)
   # A bad value from a worker stops the loop as it does here.
   bad <- function(x) if (x[1] > 2) 1 else NA_real_
   expect_error(bo_thompson(bad, c(0, 0), c(1, 1), initial = 4, steps = 1, batch = 2,

@@ -41,9 +41,11 @@ estimation_summary <- function(est, n, digits) {
   gain <- it$log_marginal_likelihood_gain
   c(lines, strwrap(sprintf(paste(
     "then on all %d points: %d Adam steps (%s), log marginal likelihood",
-    "%+.1f along the path, %d inner iterations (%d to %d a step), %.1f s"),
+    "%+.1f along the path, %d inner iterations (%d to %d a step, ending at",
+    "relative residual %s at most), %.1f s"),
     n, it$steps, it$stopped, gain[length(gain)], sum(it$inner_iterations),
-    min(it$inner_iterations), max(it$inner_iterations), it$seconds),
+    min(it$inner_iterations), max(it$inner_iterations),
+    format(signif(max(it$inner_residuals), 2)), it$seconds),
     indent = 2, exdent = 4))
 }
 
@@ -65,6 +67,9 @@ projected_step_seconds <- function(n, d, probes, passes) {
 
 # Steps that auto projects an ascent to take (elevators converged in 43).
 projected_steps <- 40
+
+# An inner solve that ends at a relative residual above this has diverged.
+diverged_residual <- 10L
 
 # Adam's constants (Kingma and Ba 2015).
 adam_beta <- c(0.9, 0.999)
@@ -91,6 +96,8 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   path <- matrix(NA_real_, steps, d + 2L)
   gradients <- matrix(NA_real_, steps, d + 2L)
   iterations <- integer(steps)
+  residuals <- numeric(steps)
+  short <- logical(steps)
   inner_seconds <- gradient_seconds <- setup_seconds <- numeric(steps)
   m1 <- m2 <- numeric(length(free))
   alpha <- NULL
@@ -115,7 +122,24 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
     path[t, ] <- theta
     gradients[t, ] <- res$gradient
     iterations[t] <- sol$iterations
+    residuals[t] <- inner_residual(sol)
+    short[t] <- sol$status != "tolerance"
     inner_seconds[t] <- sol$seconds
+    # Solves stopped by a budget carry their error into the next step; when
+    # the hyperparameters move faster than the solves catch up, the error
+    # can grow step by step far past that of no solve (zero, at relative
+    # residual 1), and the gradients say nothing.  (Below the bar, capped
+    # solves were seen to hover about 1 for steps and recover.)
+    if (residuals[t] > diverged_residual) {
+      sddgp_abort(sprintf(paste(
+        "Hyperparameter estimation diverged at outer step %d: its inner solves ended at",
+        "relative residual %s after %d %s, over %d times that of no solve at all. Leave",
+        "`inner_iterations` in iterative_control() at NULL or raise it, or use",
+        "estimation_control(method = \"subset\")."), t, format(signif(residuals[t], 3)),
+        sol$iterations, if (control$solver == "cg") "CG iterations" else "SDD steps",
+        diverged_residual),
+        class = "sddgp_error_divergence", iterations = t)
+    }
     if (t == 1L) {
       passes <- if (control$solver == "cg") sol$iterations else
         sol$iterations * min(inner$batch_size / n, 1)
@@ -153,6 +177,17 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                              space$lower[free]), space$upper[free])
   }
   kept <- seq_len(t)
+  if (reason != "over budget" && any(short[kept])) {
+    sddgp_warn(sprintf(paste(
+      "The inner solves of %d of the %d steps of hyperparameter estimation stopped at",
+      "their budget short of the relative residual %s (the largest of their targets'",
+      "residual and their probes' root mean square one: %s), so the gradients of",
+      "those steps are biased: raise `inner_iterations` in iterative_control()."),
+      sum(short[kept]), t, format(control$inner_tolerance),
+      format(signif(max(residuals[kept][short[kept]]), 3))),
+      class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
+      steps = which(short[kept]))
+  }
   if (reason == "step limit") {
     sddgp_warn(sprintf(paste(
       "Hyperparameter estimation on all the data stopped at its step limit",
@@ -170,11 +205,21 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                        likelihood_gain(path[kept, , drop = FALSE],
                                        gradients[kept, , drop = FALSE]),
                      inner_iterations = iterations[kept],
+                     inner_residuals = residuals[kept],
                      inner_seconds = inner_seconds[kept],
                      gradient_seconds = gradient_seconds[kept],
                      setup_seconds = setup_seconds[kept],
                      projected_seconds = projected, auto_seconds = auto_seconds,
                      seconds = proc.time()[["elapsed"]] - start_time))
+}
+
+# The relative residual at which an inner solve ended: the larger of the
+# targets' system's and the probes' root mean square; its tolerance, which
+# bounds it, for a warm start that needed no iteration.
+inner_residual <- function(sol) {
+  if (nrow(sol$trace) == 0L) return(sol$tolerance)
+  last <- sol$trace[nrow(sol$trace), , drop = FALSE]
+  max(last$residual, last$residual_samples, na.rm = TRUE)
 }
 
 # The settings of the inner solves: the control's solver to its relative

@@ -273,6 +273,41 @@ test_that("summary() reports the estimation on all the data", {
                                     iterative = iterative_control(probes = 4, max_steps = 3)))))
   expect_output(print(fit), "estimated by marginal likelihood on all 300 points")
   expect_output(print(summary(fit)), "then on all 300 points: 3 Adam steps \\(step limit\\)")
+  expect_output(print(summary(fit)), "ending at\\s+relative residual")
+  # Uncapped solves end at their tolerance.
+  expect_true(all(fit$estimation$iterative$inner_residuals <= 0.01))
+})
+
+test_that("inner solves that fall behind the ascent are a warning, and divergent ones an error", {
+  # With little noise, two CG iterations a step lose ground to the moving
+  # hyperparameters until their iterate is far worse than zero.
+  low <- make_data(300, d = 2, seed = 21, noise_sd = 0.001)
+  capped <- function(d, iterations, seed) withr::with_seed(seed, gp_sdd(
+    d$x, d$y, kernel = "matern32", solver = "cg", threads = 1,
+    estimation = estimation_control(method = "iterative", iterative = iterative_control(
+      probes = 4, inner_iterations = iterations, max_steps = 30))))
+  err <- expect_error(capped(low, 2, 22), class = "sddgp_error_divergence",
+                      regexp = "diverged at outer step \\d+: its inner solves ended at relative residual")
+  expect_gt(err$iterations, 1)
+  # With more noise, five iterations keep up only roughly: the fit is made
+  # and the warning names the steps whose solves stopped short.
+  noisy <- make_data(300, d = 2, seed = 21, noise_sd = 0.1)
+  caught <- list()
+  fit <- withCallingHandlers(capped(noisy, 2, 23), sddgp_warning_not_converged = function(w) {
+    caught[[length(caught) + 1L]] <<- w
+    invokeRestart("muffleWarning")
+  })
+  short <- Filter(function(w) grepl("stopped at their budget", conditionMessage(w)), caught)
+  expect_length(short, 1L)
+  expect_s3_class(short[[1L]], "sddgp_warning_estimation_not_converged")
+  it <- fit$estimation$iterative
+  # A step short of the tolerance used its whole budget; one whose residual
+  # is above the tolerance is short (a step within it may be short too: the
+  # tolerance holds for every system, the residual recorded is an RMS).
+  expect_true(length(short[[1L]]$steps) > 0L)
+  expect_true(all(it$inner_iterations[short[[1L]]$steps] == 2L))
+  expect_true(all(which(it$inner_residuals > 0.01) %in% short[[1L]]$steps))
+  expect_true(all(it$inner_residuals <= 10))
 })
 
 test_that("Ctrl-C during estimation on all the data stops it promptly", {

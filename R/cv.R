@@ -132,12 +132,16 @@ cross_validate <- function(rows, folds, args, threads, parallel, call) {
   parallel <- check_parallel(parallel, mpi = FALSE)
   threads <- if (uses_futures(parallel)) parallel$threads else sddgp_threads(threads)
   labels <- fold_labels(folds, rows)
-  tasks <- lapply(sort(unique(labels)), function(label) {
+  fold_order <- sort(unique(labels))
+  # Each fold's copy of its rows is made when the fold runs, so that a run
+  # in this process holds one at a time.
+  run_fold <- function(label) {
     test <- labels == label
-    list(fit_args = c(rows$train(!test), args), newdata = rows$test(test),
-         weights = rows$weights[test], threads = threads)
-  })
-  results <- stream_map(tasks, cv_fold, next_streams(task_streams(), length(tasks)), parallel,
+    cv_fold(list(fit_args = c(rows$train(!test), args), newdata = rows$test(test),
+                 weights = rows$weights[test], threads = threads))
+  }
+  results <- stream_map(as.list(fold_order), run_fold,
+                        next_streams(task_streams(), length(fold_order)), parallel,
                         "Cross-validating folds")
   cv <- new_sddgp_cv(results, labels, rows, call)
   short <- which(!cv$folds$converged)

@@ -6,7 +6,7 @@
 #
 #   Rscript inst/benchmarks/estimation.R [--data=DIR] [--out=FILE]
 #       [--datasets=pol,elevators,bike,protein,keggdirected] [--splits=0,1,2,3,4]
-#       [--methods=subset,published,iterative,iterative_cold,iterative_capped]
+#       [--methods=subset,published,iterative,iterative_cold,iterative_capped,iterative_rate03]
 #       [--threads=2]
 #       [--samples=16]
 #
@@ -27,6 +27,9 @@
 # - iterative_capped: the same with every inner solve stopped after 10 CG
 #   iterations (inner_iterations = 10, Lin et al.'s early-stopping budget
 #   for pol, elevators and bike), warm-started; not run by default.
+# - iterative_rate03: the default ascent with Adam's learning rate 0.03
+#   instead of 0.1 (smaller steps, on which warm starts save more,
+#   estimation_warm.R); not run by default.
 #
 # Resumable: every finished (data set, split, method) is appended to --out
 # (default inst/extdata/benchmarks/estimation.csv) at once and skipped by
@@ -41,8 +44,9 @@ out <- option("out", file.path("inst", "extdata", "benchmarks", "estimation.csv"
 datasets <- choice_option("datasets", c("pol", "elevators", "bike", "protein", "keggdirected"))
 splits <- as.integer(split_list(option("splits", "0,1,2,3,4")))
 methods <- choice_option("methods", c("subset", "published", "iterative", "iterative_cold",
-                                     "iterative_capped"))
-if (is.na(option("methods", NA))) methods <- setdiff(methods, "iterative_capped")
+                                     "iterative_capped", "iterative_rate03"))
+if (is.na(option("methods", NA))) methods <- setdiff(methods, c("iterative_capped",
+                                                                "iterative_rate03"))
 threads <- as.integer(option("threads", "2"))
 samples <- as.integer(option("samples", "16"))
 
@@ -54,6 +58,8 @@ estimation_of <- function(method) {
            method = "iterative", iterative = iterative_control(warm_start = FALSE)),
          iterative_capped = estimation_control(
            method = "iterative", iterative = iterative_control(inner_iterations = 10)),
+         iterative_rate03 = estimation_control(
+           method = "iterative", iterative = iterative_control(learning_rate = 0.03)),
          NULL)
 }
 

@@ -100,7 +100,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   short <- logical(steps)
   inner_seconds <- gradient_seconds <- setup_seconds <- numeric(steps)
   m1 <- m2 <- numeric(length(free))
-  alpha <- NULL
+  alpha <- previous <- NULL
   reason <- "step limit"
   for (t in progress_along(seq_len(steps), "Estimating hyperparameters on all the data")) {
     kernel <- theta_kernel(family, theta)
@@ -108,9 +108,11 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
     setup_start <- proc.time()[["elapsed"]]
     problem <- new_problem(x, y, kernel, if (is.null(weights)) noise else noise / weights,
                            prior, threads, noise_base)
-    if (control$warm_start) problem$alpha0 <- alpha
+    problem$alpha0 <- warm_start_alpha(control$warm_start, alpha, previous, theta,
+                                       path[seq_len(t - 1L), , drop = FALSE])
     setup_seconds[t] <- proc.time()[["elapsed"]] - setup_start
     sol <- run_solver(control$solver, problem, inner, threads)
+    previous <- alpha
     alpha <- sol$alpha
     gradient_start <- proc.time()[["elapsed"]]
     res <- .Call(C_mll_pathwise, problem$xs, alpha, kernel_spec(kernel), noise,
@@ -213,6 +215,24 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                      seconds = proc.time()[["elapsed"]] - start_time))
 }
 
+# The start of an outer step's solves at `theta`, from the last two steps'
+# solutions `alpha` and `previous` at the last rows of `path`: "previous"
+# the last solution; "extrapolated" adds the change between the two, times
+# how far the new step goes along the last one (a first-order prediction
+# along the path: Adam's momentum keeps consecutive steps nearly parallel).
+# The targets' system needs it: unlike the probes, whose right-hand sides
+# move with the kernel, its solution moves with the kernel's change alone
+# (estimation_warm.R measures both).  NULL: the solver's own start.
+warm_start_alpha <- function(form, alpha, previous, theta, path) {
+  if (form == "none" || is.null(alpha)) return(NULL)
+  if (form == "previous" || is.null(previous)) return(alpha)
+  t <- nrow(path)
+  last <- path[t, ] - path[t - 1L, ]
+  along <- sum((theta - path[t, ]) * last) / sum(last^2)
+  if (!is.finite(along)) return(alpha)
+  alpha + along * (alpha - previous)
+}
+
 # The relative residual at which an inner solve ended: the larger of the
 # targets' system's and the probes' root mean square; its tolerance, which
 # bounds it, for a warm start that needed no iteration.
@@ -262,9 +282,11 @@ likelihood_gain <- function(path, gradients) {
 #'   solves its systems.
 #' @param inner_iterations Iteration budget of every inner solve (CG
 #'   iterations or SDD steps); `NULL` for the solver's default.
-#' @param warm_start Whether every solve starts from the previous step's
-#'   solutions (`FALSE`: from the inner solver's own start, for
-#'   comparison).
+#' @param warm_start Where every outer step's solves start:
+#'   `"extrapolated"` from the previous step's solutions plus their change
+#'   over the last step, scaled to the new step (a first-order prediction
+#'   along the path); `"previous"` from the previous step's solutions;
+#'   `"none"` from the inner solver's own start (for comparison).
 #' @param learning_rate Adam's step size on the log hyperparameters.
 #' @param max_steps Most outer (Adam) steps.
 #' @param window,tolerance The ascent stops once the log marginal
@@ -281,7 +303,8 @@ likelihood_gain <- function(path, gradients) {
 #' @export
 iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
                               inner_tolerance = 0.01, inner_iterations = NULL,
-                              warm_start = TRUE, learning_rate = 0.1, max_steps = 100,
+                              warm_start = c("extrapolated", "previous", "none"),
+                              learning_rate = 0.1, max_steps = 100,
                               window = 5, tolerance = 1e-5,
                               features = 2000) {
   check_number(probes, "probes", lower = 1, upper = 1e4, integer = TRUE)
@@ -292,7 +315,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
     check_number(inner_iterations, "inner_iterations", lower = 1,
                  upper = .Machine$integer.max, integer = TRUE)
   }
-  check_flag(warm_start, "warm_start")
+  warm_start <- choose_one(warm_start, "warm_start", c("extrapolated", "previous", "none"))
   check_number(learning_rate, "learning_rate", lower = 0, upper = 10,
                lower_open = TRUE)
   check_number(max_steps, "max_steps", lower = 1, upper = 1e5, integer = TRUE)

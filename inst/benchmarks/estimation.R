@@ -6,7 +6,8 @@
 #
 #   Rscript inst/benchmarks/estimation.R [--data=DIR] [--out=FILE]
 #       [--datasets=pol,elevators,bike,protein,keggdirected] [--splits=0,1,2,3,4]
-#       [--methods=subset,published,iterative,iterative_cold,iterative_capped,iterative_rate03]
+#       [--methods=subset,published,iterative,iterative_cold,iterative_previous,
+#                  iterative_capped,iterative_rate03]
 #       [--threads=2]
 #       [--samples=16]
 #
@@ -22,8 +23,12 @@
 # - iterative: estimation_control(method = "iterative") with the default
 #   iterative_control(): the subset estimate, then Adam on all the points.
 #   Its last probes are the fit's samples.
-# - iterative_cold: the same without warm starts (warm_start = FALSE), to
+# - iterative_cold: the same without warm starts (warm_start = "none"), to
 #   measure what they save.
+# - iterative_previous: the same with every solve started from the previous
+#   step's solutions (warm_start = "previous", the default until
+#   2026-11-27: the `warm_start` column says which a row ran); not run by
+#   default.
 # - iterative_capped: the same with every inner solve stopped after 10 CG
 #   iterations (inner_iterations = 10, Lin et al.'s early-stopping budget
 #   for pol, elevators and bike), warm-started; not run by default.
@@ -44,8 +49,10 @@ out <- option("out", file.path("inst", "extdata", "benchmarks", "estimation.csv"
 datasets <- choice_option("datasets", c("pol", "elevators", "bike", "protein", "keggdirected"))
 splits <- as.integer(split_list(option("splits", "0,1,2,3,4")))
 methods <- choice_option("methods", c("subset", "published", "iterative", "iterative_cold",
-                                     "iterative_capped", "iterative_rate03"))
-if (is.na(option("methods", NA))) methods <- setdiff(methods, c("iterative_capped",
+                                     "iterative_previous", "iterative_capped",
+                                     "iterative_rate03"))
+if (is.na(option("methods", NA))) methods <- setdiff(methods, c("iterative_previous",
+                                                                "iterative_capped",
                                                                 "iterative_rate03"))
 threads <- as.integer(option("threads", "2"))
 samples <- as.integer(option("samples", "16"))
@@ -55,7 +62,9 @@ estimation_of <- function(method) {
          subset = estimation_control(method = "subset"),
          iterative = estimation_control(method = "iterative"),
          iterative_cold = estimation_control(
-           method = "iterative", iterative = iterative_control(warm_start = FALSE)),
+           method = "iterative", iterative = iterative_control(warm_start = "none")),
+         iterative_previous = estimation_control(
+           method = "iterative", iterative = iterative_control(warm_start = "previous")),
          iterative_capped = estimation_control(
            method = "iterative", iterative = iterative_control(inner_iterations = 10)),
          iterative_rate03 = estimation_control(
@@ -82,6 +91,7 @@ run_one <- function(dataset, split, method) {
                               threads = threads)
   it <- fit$estimation$iterative
   gain <- it$log_marginal_likelihood_gain
+  estimation <- estimation_of(method)
   data.frame(dataset = dataset, split = split, method = method,
              n = nrow(data$x_train), d = ncol(data$x_train),
              rmse = scores[["rmse"]], nll = scores[["nll"]],
@@ -91,6 +101,7 @@ run_one <- function(dataset, split, method) {
              outer_steps = it$steps %||% NA, stopped = it$stopped %||% NA,
              inner_iterations = if (is.null(it)) NA else sum(it$inner_iterations),
              inner_seconds = if (is.null(it)) NA else sum(it$inner_seconds),
+             warm_start = if (is.null(it)) NA else estimation$iterative$warm_start,
              mll_gain = if (is.null(gain)) NA else gain[length(gain)],
              noise = fit$noise, fit_iterations = fit$iterations,
              fit_seconds = fit$seconds, warned = warned,

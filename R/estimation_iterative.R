@@ -95,7 +95,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   steps <- control$max_steps
   path <- matrix(NA_real_, steps, d + 2L)
   gradients <- matrix(NA_real_, steps, d + 2L)
-  iterations <- integer(steps)
+  iterations <- excluded <- integer(steps)
   residuals <- numeric(steps)
   short <- logical(steps)
   inner_seconds <- gradient_seconds <- setup_seconds <- numeric(steps)
@@ -115,8 +115,18 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
     previous <- alpha
     alpha <- sol$alpha
     gradient_start <- proc.time()[["elapsed"]]
-    res <- .Call(C_mll_pathwise, problem$xs, alpha, kernel_spec(kernel), noise,
-                 weights, threads)
+    bad <- implausible_probes(alpha, problem$noise)
+    excluded[t] <- sum(bad)
+    if (all(bad)) {
+      sddgp_abort(sprintf(paste(
+        "Hyperparameter estimation failed at outer step %d: the solutions of all %d",
+        "probes are far larger than those of exact prior draws can be, as the noise",
+        "is small against the signal. Raise `features` in iterative_control(), or",
+        "use estimation_control(method = \"subset\")."), t, length(bad)),
+        class = "sddgp_error_divergence", iterations = t)
+    }
+    res <- .Call(C_mll_pathwise, problem$xs, alpha[, c(TRUE, !bad), drop = FALSE],
+                 kernel_spec(kernel), noise, weights, threads)
     gradient_seconds[t] <- proc.time()[["elapsed"]] - gradient_start
     if (res$interrupted) {
       signal_interrupt("Hyperparameter estimation was interrupted by the user")
@@ -179,6 +189,16 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                              space$lower[free]), space$upper[free])
   }
   kept <- seq_len(t)
+  if (reason != "over budget" && any(excluded[kept] > 0L)) {
+    sddgp_warn(sprintf(paste(
+      "In %d of the %d steps of hyperparameter estimation, %d probe solutions in all",
+      "were far larger than those of exact prior draws can be (the random-feature",
+      "prior draws err where the noise is small against the signal) and were left",
+      "out of the gradient: raise `features` or `probes` in iterative_control(), or",
+      "use estimation_control(method = \"subset\")."),
+      sum(excluded[kept] > 0L), t, sum(excluded[kept])),
+      class = "sddgp_warning_estimation_probes", steps = which(excluded[kept] > 0L))
+  }
   if (reason != "over budget" && any(short[kept])) {
     sddgp_warn(sprintf(paste(
       "The inner solves of %d of the %d steps of hyperparameter estimation stopped at",
@@ -198,8 +218,12 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
       class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
       steps = t)
   }
+  # The last step's implausible probes are no posterior samples either.
+  keep <- which(!implausible_probes(alpha, problem$noise))
   list(theta = theta,
-       solution = list(alpha = alpha, prior = prior, noise_base = noise_base),
+       solution = list(alpha = alpha[, c(1L, 1L + keep), drop = FALSE],
+                       prior = prior_columns(prior, keep),
+                       noise_base = noise_base[, keep, drop = FALSE]),
        record = list(steps = t, stopped = reason,
                      path = path[kept, , drop = FALSE],
                      gradient = gradients[kept, , drop = FALSE] / n,
@@ -208,6 +232,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                                        gradients[kept, , drop = FALSE]),
                      inner_iterations = iterations[kept],
                      inner_residuals = residuals[kept],
+                     excluded_probes = excluded[kept],
                      inner_seconds = inner_seconds[kept],
                      gradient_seconds = gradient_seconds[kept],
                      setup_seconds = setup_seconds[kept],
@@ -231,6 +256,20 @@ warm_start_alpha <- function(form, alpha, previous, theta, path) {
   along <- sum((theta - path[t, ]) * last) / sum(last^2)
   if (!is.finite(along)) return(alpha)
   alpha + along * (alpha - previous)
+}
+
+# Which probes' solutions (the columns of `sols` after the targets') no
+# exact prior draw could give.  For z ~ N(0, H), H = K + N with N the
+# noise variances, v = H^{-1} z has v'Nv a sum of chi-square(1) variables
+# with weights the eigenvalues of N^(1/2) H^{-1} N^(1/2), all below 1: so
+# at most chi-square(n), which exceeds n + 10 sd (sd = sqrt(2n)) with
+# probability below 1e-8.  A random-feature draw's error in the directions
+# where N is small against K is amplified by H^{-1} far beyond that (seen
+# at noise 1e-6 of the signal variance, inst/benchmarks/estimation_warm.R),
+# and so is its term of the gradient.
+implausible_probes <- function(sols, noise) {
+  n <- nrow(sols)
+  unname(colSums(noise * sols[, -1L, drop = FALSE]^2) > n + 10 * sqrt(2 * n))
 }
 
 # The relative residual at which an inner solve ended: the larger of the

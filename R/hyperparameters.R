@@ -61,7 +61,17 @@
 #' probes' random numbers stay fixed, so the estimate is a smooth function
 #' of the hyperparameters; each probe's prior draw has random Fourier
 #' features of its own, which makes it unbiased (shared features bias it,
-#' the more so the smaller the noise). The ascent stops when the likelihood,
+#' the more so the smaller the noise). Where the noise is small against
+#' the signal variance, a random-feature draw's error in the directions the
+#' noise dominates is amplified by \eqn{H^{-1}}{H^-1}: a few probes'
+#' solutions then exceed what any exact draw could give (their
+#' \eqn{v' \Lambda v}{v' noise v} above \eqn{n + 10 \sqrt{2n}}{n + 10 sqrt(2n)},
+#' which for an exact draw has probability below 1e-8). Those probes are
+#' left out of the step's gradient and of the fit's samples, and the fit
+#' warns (`sddgp_warning_estimation_probes`); below about 1e-5 of the
+#' signal variance the estimate stays biased even so
+#' (`inst/benchmarks/pathwise_probes.R`), and the subset's estimate is the
+#' safer one. The ascent stops when the likelihood,
 #' estimated along the path from the gradients, stops rising (see
 #' [iterative_control()]); `fit$estimation$iterative` records the path, the
 #' gradients, the likelihood's estimated gain, and the inner iterations,

@@ -194,6 +194,54 @@ test_that("the extrapolated start is exact for solutions linear along the path",
                                             theta, path[c(2, 2), ]), alpha(path[2, ]))
 })
 
+test_that("exact prior draws' solutions are plausible; one with a feature error is not", {
+  # Base R: H = K + noise I with little noise, exact draws z ~ N(0, H).
+  n <- 200
+  x <- withr::with_seed(30, matrix(stats::runif(n * 2), n))
+  noise <- 1e-6
+  H <- exp(-as.matrix(stats::dist(x))^2 / 0.1) + diag(noise, n)
+  Z <- t(chol(H)) %*% withr::with_seed(31, matrix(stats::rnorm(n * 500), n))
+  V <- solve(H, Z)
+  expect_false(any(sddgp:::implausible_probes(cbind(0, V), rep(noise, n))))
+  # An error of 0.1 along H's weakest direction, as a random-feature draw
+  # can make, is amplified by 1 / (its eigenvalue, about the noise).
+  weakest <- eigen(H, symmetric = TRUE)$vectors[, n]
+  v <- solve(H, Z[, 1] + 0.1 * weakest)
+  expect_gt(sum(noise * v^2), n + 10 * sqrt(2 * n))
+  expect_identical(sddgp:::implausible_probes(cbind(0, V[, 2], v), rep(noise, n)),
+                   c(FALSE, TRUE))
+})
+
+test_that("implausible probes are left out of the gradient and the samples, with a warning", {
+  skip_on_cran()
+  # Little noise against the signal (2.6e-6 of it); with these seeds 2 of
+  # the 16 probes' random-feature draws give solutions no exact draw could.
+  x <- withr::with_seed(103, matrix(stats::runif(500 * 3), 500))
+  y <- withr::with_seed(104, sin(3 * x[, 1]) + x[, 2]^2 - 0.5 * x[, 3] +
+                          stats::rnorm(500, sd = 0.03))
+  fit <- gp_sdd(x, y, solver = "cholesky", threads = 2,
+                kernel = matern(lengthscale = exp(c(3.43, 4.07, 5.81)), variance = exp(6.88)),
+                noise = exp(-5.96))
+  theta <- log(c(fit$kernel$lengthscale, fit$kernel$variance, fit$noise))
+  space <- sddgp:::parameter_space(fit$x, fit$y, matern(), NULL, 1e-6)
+  # (One step is also its step limit, which warns as well.)
+  expect_warning(est <- withr::with_seed(1012, suppressWarnings(sddgp:::estimate_iterative(
+    fit$x, fit$y, "matern32", space, theta,
+    iterative_control(max_steps = 1, inner_tolerance = 1e-6), 2L),
+    classes = "sddgp_warning_estimation_not_converged")),
+    class = "sddgp_warning_estimation_probes")
+  excluded <- est$record$excluded_probes
+  expect_gt(excluded, 0L)
+  kept <- est$solution$alpha
+  expect_identical(ncol(kept), 1L + 16L - excluded)
+  expect_false(any(sddgp:::implausible_probes(kept, rep(fit$noise, 500))))
+  # The gradient is the pathwise estimate of the kept columns.
+  spec <- sddgp:::kernel_spec(fit$kernel)
+  xs <- sddgp:::scale_inputs(fit$x, fit$kernel)
+  expect_equal(est$record$gradient[1, ] * 500,
+               .Call(sddgp:::C_mll_pathwise, xs, kept, spec, fit$noise, NULL, 2L)$gradient)
+})
+
 test_that("the probes are the fit's posterior samples, from the exact posterior", {
   skip_on_cran()
   n <- 120
@@ -281,11 +329,11 @@ test_that("auto keeps the subset's estimate when the first step projects too lon
   expect_equal(cut$alpha, subset$alpha, tolerance = 1e-8)
   expect_output(print(cut), "estimated by marginal likelihood on 100 points")
   expect_output(print(summary(cut)), "not refined on all 400 points: 40 steps")
-  # With the default budget the same data go on to all the points (whose
-  # ascent may end at its step limit, with a warning that does not matter
-  # here).
-  full <- suppressWarnings(fit_with("auto"),
-                           classes = "sddgp_warning_estimation_not_converged")
+  # With the default budget the same data go on to all the points (with
+  # so little noise one probe's solution is implausible, which warns; that
+  # does not matter here).
+  full <- suppressWarnings(fit_with("auto"), classes = c(
+    "sddgp_warning_estimation_not_converged", "sddgp_warning_estimation_probes"))
   expect_identical(full$estimation$method, "iterative")
 })
 

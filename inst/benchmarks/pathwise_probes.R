@@ -1,0 +1,72 @@
+# How the pathwise gradient estimate (estimation on all the data, 16 probes
+# of 2000 random features each, solves to relative residual 1e-6) spreads
+# over probe sets, by the noise's share of the signal variance, with every
+# probe and with the probes that no exact prior draw could give left out
+# (implausible_probes(), R/estimation_iterative.R): mean and standard
+# deviation over `sets` probe sets of each component (d length scales,
+# variance, noise) against the exact gradient (central differences of the
+# exact log marginal likelihood, base R's Cholesky), on 500 points uniform
+# on [0, 1]^3, y = sin(3 x1) + x2^2 - x3 / 2 plus noise of sd 0.1, 0.03 or
+# 0.01, at the 100-point subset estimate; one thread.
+#
+#   Rscript inst/benchmarks/pathwise_probes.R [--sets=30]
+#       [--out=inst/extdata/benchmarks/pathwise_probes.csv]
+suppressPackageStartupMessages(library(sddgp))
+source(file.path("inst", "benchmarks", "options.R"))
+sets <- as.integer(option("sets", "30"))
+out <- option("out", file.path("inst", "extdata", "benchmarks", "pathwise_probes.csv"))
+ns <- asNamespace("sddgp")
+
+rows <- list()
+for (noise_sd in c(0.1, 0.03, 0.01)) {
+  set.seed(103)
+  x <- matrix(runif(500 * 3), 500)
+  y <- sin(3 * x[, 1]) + x[, 2]^2 - 0.5 * x[, 3] + rnorm(500, sd = noise_sd)
+  set.seed(3)
+  fit <- gp_sdd(x, y, solver = "cholesky", threads = 1,
+                estimation = estimation_control(method = "subset", subset_size = 100))
+  kernel <- fit$kernel
+  xs <- ns$scale_inputs(fit$x, kernel)
+  log_likelihood <- function(theta) {
+    k <- ns$theta_kernel(kernel$family, theta)
+    z <- ns$scale_inputs(fit$x, k)
+    R <- chol(.Call(ns$C_kernel_matrix, z, z, ns$kernel_spec(k), 1L) +
+                diag(exp(theta[[length(theta)]]), nrow(z)))
+    a <- backsolve(R, fit$y, transpose = TRUE)
+    -sum(a^2) / 2 - sum(log(diag(R))) - nrow(z) * log(2 * pi) / 2
+  }
+  theta <- log(c(kernel$lengthscale, kernel$variance, fit$noise))
+  exact <- vapply(seq_along(theta), function(j) {
+    h <- replace(numeric(length(theta)), j, 1e-4)
+    (log_likelihood(theta + h) - log_likelihood(theta - h)) / 2e-4
+  }, numeric(1))
+  excluded <- 0L
+  estimates <- lapply(seq_len(sets), function(s) {
+    set.seed(1000 + s)
+    prior <- ns$draw_prior(kernel, ncol(x), 2000, 16, independent = TRUE)
+    problem <- ns$new_problem(fit$x, fit$y, kernel, fit$noise, prior, 1L)
+    sols <- ns$run_solver("cg", problem, cg_control(tolerance = 1e-6), 1L)$alpha
+    bad <- ns$implausible_probes(sols, problem$noise)
+    excluded <<- excluded + sum(bad)
+    gradient <- function(columns) {
+      .Call(ns$C_mll_pathwise, xs, sols[, columns, drop = FALSE], ns$kernel_spec(kernel),
+            fit$noise, NULL, 1L)$gradient
+    }
+    rbind(all = gradient(TRUE), screened = gradient(c(TRUE, !bad)))
+  })
+  for (probes in c("all", "screened")) {
+    g <- do.call(rbind, lapply(estimates, function(e) e[probes, ]))
+    rows[[length(rows) + 1L]] <- data.frame(
+      noise_sd = noise_sd, noise_to_variance = fit$noise / kernel$variance,
+      probes = probes, excluded = excluded, probes_drawn = 16L * sets,
+      component = c(paste0("lengthscale", seq_len(ncol(x))), "variance", "noise"),
+      exact = exact, mean = colMeans(g), sd = apply(g, 2, stats::sd),
+      load = load_average(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+      sddgp = as.character(utils::packageVersion("sddgp")),
+      machine = machine_description())
+  }
+}
+rows <- do.call(rbind, rows)
+print(rows[, c("noise_to_variance", "probes", "excluded", "component", "exact", "mean", "sd")],
+      digits = 3, row.names = FALSE)
+utils::write.csv(rows, out, row.names = FALSE)

@@ -375,8 +375,8 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
 #' @export
 print.sddgp_iterative_control <- function(x, ...) {
   cat("Settings of hyperparameter estimation on all the data\n")
-  cat(sprintf("  %d probes, inner solver %s to relative residual %s\n", x$probes,
-              x$solver, format(x$inner_tolerance)))
+  cat(sprintf("  %d probes, inner solver %s to relative residual %s, warm start %s\n",
+              x$probes, x$solver, format(x$inner_tolerance), x$warm_start))
   cat(sprintf("  Adam: learning rate %s, at most %d steps, tolerance %s per point over %d steps\n",
               format(x$learning_rate), x$max_steps, format(x$tolerance), x$window))
   invisible(x)

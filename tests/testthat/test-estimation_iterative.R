@@ -349,6 +349,13 @@ test_that("bad settings of estimation on all the data are classed errors", {
   expect_error(iterative_control(warm_start = TRUE), class = "sddgp_error_argument")
 })
 
+test_that("the settings print what they are", {
+  expect_output(print(iterative_control()), paste(
+    "16 probes, inner solver cg to relative residual 0.01, warm start extrapolated"))
+  expect_output(print(iterative_control(warm_start = "none", solver = "sdd")),
+                "inner solver sdd to relative residual 0.01, warm start none")
+})
+
 test_that("summary() reports the estimation on all the data", {
   d <- make_data(300, d = 2, seed = 16)
   fit <- at_step_limit(withr::with_seed(17, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,

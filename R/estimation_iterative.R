@@ -46,7 +46,10 @@ estimation_summary <- function(est, n, digits) {
     n, it$steps, it$stopped, gain[length(gain)], sum(it$inner_iterations),
     min(it$inner_iterations), max(it$inner_iterations),
     format(signif(max(it$inner_residuals), 2)), it$seconds),
-    indent = 2, exdent = 4))
+    indent = 2, exdent = 4),
+    if (any(it$excluded_probes > 0L)) strwrap(sprintf(paste(
+      "%d implausible probe solutions left out, in %d of the steps"),
+      sum(it$excluded_probes), sum(it$excluded_probes > 0L)), indent = 2, exdent = 4))
 }
 
 # The projected seconds of one outer step on the benchmarks' reference

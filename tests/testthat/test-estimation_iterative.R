@@ -335,6 +335,11 @@ test_that("auto keeps the subset's estimate when the first step projects too lon
   full <- suppressWarnings(fit_with("auto"), classes = c(
     "sddgp_warning_estimation_not_converged", "sddgp_warning_estimation_probes"))
   expect_identical(full$estimation$method, "iterative")
+  excluded <- full$estimation$iterative$excluded_probes
+  expect_gt(sum(excluded), 0L)
+  expect_output(print(summary(full)), sprintf(
+    "%d implausible probe solutions left out, in %d of the steps",
+    sum(excluded), sum(excluded > 0L)))
 })
 
 test_that("bad settings of estimation on all the data are classed errors", {

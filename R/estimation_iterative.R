@@ -222,7 +222,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
       steps = t)
   }
   # The last step's implausible probes are no posterior samples either.
-  keep <- which(!implausible_probes(alpha, problem$noise))
+  keep <- which(!bad)
   list(theta = theta,
        solution = list(alpha = alpha[, c(1L, 1L + keep), drop = FALSE],
                        prior = prior_columns(prior, keep),
@@ -267,9 +267,8 @@ warm_start_alpha <- function(form, alpha, previous, theta, path) {
 # with weights the eigenvalues of N^(1/2) H^{-1} N^(1/2), all below 1: so
 # at most chi-square(n), which exceeds n + 10 sd (sd = sqrt(2n)) with
 # probability below 1e-8.  A random-feature draw's error in the directions
-# where N is small against K is amplified by H^{-1} far beyond that (seen
-# at noise 1e-6 of the signal variance, inst/benchmarks/estimation_warm.R),
-# and so is its term of the gradient.
+# where N is small against K is amplified by H^{-1} far beyond that
+# (inst/benchmarks/pathwise_probes.R), and so is its term of the gradient.
 implausible_probes <- function(sols, noise) {
   n <- nrow(sols)
   unname(colSums(noise * sols[, -1L, drop = FALSE]^2) > n + 10 * sqrt(2 * n))

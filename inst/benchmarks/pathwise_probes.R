@@ -11,11 +11,52 @@
 #
 #   Rscript inst/benchmarks/pathwise_probes.R [--sets=30]
 #       [--out=inst/extdata/benchmarks/pathwise_probes.csv]
+#
+# --part=uci: how many probes are implausible on the UCI data: one outer
+# step (default iterative_control() but 64 probes) at the paper's
+# hyperparameters on a random `subset` points of split 0, `sets` times.
+#
+#   Rscript inst/benchmarks/pathwise_probes.R --part=uci [--data=DIR]
+#       [--subset=3000] [--sets=4]
+#       [--out=inst/extdata/benchmarks/pathwise_probes_uci.csv]
 suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "options.R"))
+ns <- asNamespace("sddgp")
+
+if (option("part", "spread") == "uci") {
+  data_dir <- option("data", file.path("..", "shared", "data", "uci"))
+  subset <- as.integer(option("subset", "3000"))
+  sets <- as.integer(option("sets", "4"))
+  out <- option("out", file.path("inst", "extdata", "benchmarks", "pathwise_probes_uci.csv"))
+  rows <- do.call(rbind, lapply(c("pol", "elevators", "bike", "protein"), function(dataset) {
+    data <- read_uci(dataset, split = 0, path = data_dir)
+    hp <- uci_hyperparameters(dataset, split = 0)
+    set.seed(1)
+    rows <- sample(nrow(data$x_train), subset)
+    fit <- gp_sdd(data$x_train[rows, ], data$y_train[rows], kernel = hp$kernel,
+                  noise = hp$noise, solver = "cholesky", threads = 2)
+    theta <- log(c(fit$kernel$lengthscale, fit$kernel$variance, fit$noise))
+    space <- ns$parameter_space(fit$x, fit$y, matern(3/2), NULL, 1e-6)
+    excluded <- sum(vapply(seq_len(sets), function(s) {
+      set.seed(100 + s)
+      suppressWarnings(ns$estimate_iterative(
+        fit$x, fit$y, fit$kernel$family, space, theta,
+        iterative_control(max_steps = 1, probes = 64), 2L))$record$excluded_probes
+    }, numeric(1)))
+    data.frame(dataset = dataset, n = subset, noise_to_variance = fit$noise / fit$kernel$variance,
+               excluded = excluded, probes_drawn = 64L * sets, load = load_average(),
+               date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+               sddgp = as.character(utils::packageVersion("sddgp")),
+               machine = machine_description())
+  }))
+  print(rows[, c("dataset", "noise_to_variance", "excluded", "probes_drawn")], digits = 3,
+        row.names = FALSE)
+  utils::write.csv(rows, out, row.names = FALSE)
+  quit(save = "no")
+}
+
 sets <- as.integer(option("sets", "30"))
 out <- option("out", file.path("inst", "extdata", "benchmarks", "pathwise_probes.csv"))
-ns <- asNamespace("sddgp")
 
 rows <- list()
 for (noise_sd in c(0.1, 0.03, 0.01)) {
@@ -61,12 +102,14 @@ for (noise_sd in c(0.1, 0.03, 0.01)) {
       probes = probes, excluded = excluded, probes_drawn = 16L * sets,
       component = c(paste0("lengthscale", seq_len(ncol(x))), "variance", "noise"),
       exact = exact, mean = colMeans(g), sd = apply(g, 2, stats::sd),
+      min = apply(g, 2, min), max = apply(g, 2, max),
       load = load_average(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
       sddgp = as.character(utils::packageVersion("sddgp")),
       machine = machine_description())
   }
 }
 rows <- do.call(rbind, rows)
-print(rows[, c("noise_to_variance", "probes", "excluded", "component", "exact", "mean", "sd")],
+print(rows[, c("noise_to_variance", "probes", "excluded", "component", "exact", "mean", "sd",
+               "min", "max")],
       digits = 3, row.names = FALSE)
 utils::write.csv(rows, out, row.names = FALSE)

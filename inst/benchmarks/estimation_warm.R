@@ -34,13 +34,7 @@ if (option("part", "rates") == "ascent") {
                                  "estimation_warm_ascent.csv"))
   rows <- list()
   for (noise_sd in c(0.01, 0.1)) for (seed in 1:4) {
-    set.seed(100 + seed)
-    x <- matrix(runif(500 * 3), 500)
-    y <- sin(3 * x[, 1]) + x[, 2]^2 - 0.5 * x[, 3] + rnorm(500, sd = noise_sd)
-    fit_with <- function(estimation) {
-      set.seed(seed)
-      suppressWarnings(gp_sdd(x, y, solver = "cholesky", threads = 1, estimation = estimation))
-    }
+    fit_with <- ascent_problem(noise_sd, seed)$fit_with
     best <- as.numeric(logLik(fit_with(estimation_control(method = "subset",
                                                           subset_size = 500))))
     for (stopping in c("rule", "60 steps")) for (form in c("extrapolated", "previous")) {

@@ -4,7 +4,8 @@
 # machine_description() and load_average() say where and how busy,
 # append_result() records a result as soon as it exists (the long scripts
 # resume from their CSV), replace_rows() replaces one machine's rows,
-# engine_inputs() makes the inputs of the engine benchmarks.
+# engine_inputs() makes the inputs of the engine benchmarks,
+# ascent_problem() the small problems of the estimation benchmarks.
 args <- commandArgs(trailingOnly = TRUE)
 option <- function(name, default) {
   hit <- grep(paste0("^--", name, "="), args, value = TRUE)
@@ -81,4 +82,19 @@ engine_inputs <- function(n, d, B) {
   x <- (matrix(stats::runif(n * d), n, d) - 0.5) * sqrt(d)
   list(x = x, batch = x[sample.int(n, B), , drop = FALSE],
        spec = sddgp:::kernel_spec(sddgp::matern(3/2, 1, 1)))
+}
+
+# The small ascent problems of estimation_warm.R --part=ascent and
+# estimation_path.R: 500 points uniform on [0, 1]^3, y = sin(3 x1) + x2^2 -
+# x3 / 2 plus noise of sd `noise_sd`, from seed 100 + `seed`; `fit_with`
+# fits them exactly with hyperparameters from `estimation`, from `seed`.
+ascent_problem <- function(noise_sd, seed) {
+  set.seed(100 + seed)
+  x <- matrix(stats::runif(500 * 3), 500)
+  y <- sin(3 * x[, 1]) + x[, 2]^2 - 0.5 * x[, 3] + stats::rnorm(500, sd = noise_sd)
+  list(x = x, y = y, fit_with = function(estimation) {
+    set.seed(seed)
+    suppressWarnings(sddgp::gp_sdd(x, y, solver = "cholesky", threads = 1,
+                                   estimation = estimation))
+  })
 }

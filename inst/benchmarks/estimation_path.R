@@ -32,11 +32,6 @@ ns <- asNamespace("sddgp")
 
 part <- choice_option("part", c("synthetic", "uci"))[1L]
 steps <- as.integer(option("steps", if (part == "uci") "100" else "150"))
-stamp <- function(row) {
-  cbind(row, load = load_average(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
-        sddgp = as.character(utils::packageVersion("sddgp")),
-        machine = machine_description())
-}
 # The first step at which the default stopping rule would have ended a
 # path with estimated gains `gain` (NA: never).
 rule_step <- function(gain, n) {

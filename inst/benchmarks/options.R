@@ -5,7 +5,8 @@
 # append_result() records a result as soon as it exists (the long scripts
 # resume from their CSV), replace_rows() replaces one machine's rows,
 # engine_inputs() makes the inputs of the engine benchmarks,
-# ascent_problem() the small problems of the estimation benchmarks.
+# ascent_problem() the small problems of the estimation benchmarks,
+# stamp() adds where and when a row was measured.
 args <- commandArgs(trailingOnly = TRUE)
 option <- function(name, default) {
   hit <- grep(paste0("^--", name, "="), args, value = TRUE)
@@ -97,4 +98,11 @@ ascent_problem <- function(noise_sd, seed) {
     suppressWarnings(sddgp::gp_sdd(x, y, solver = "cholesky", threads = 1,
                                    estimation = estimation))
   })
+}
+
+# `row` with the columns that say where and when it was measured.
+stamp <- function(row) {
+  cbind(row, load = load_average(), date = format(Sys.time(), "%Y-%m-%d %H:%M"),
+        sddgp = as.character(utils::packageVersion("sddgp")),
+        machine = machine_description())
 }

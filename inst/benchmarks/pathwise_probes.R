@@ -43,11 +43,9 @@ if (option("part", "spread") == "uci") {
         fit$x, fit$y, fit$kernel$family, space, theta,
         iterative_control(max_steps = 1, probes = 64), 2L))$record$excluded_probes
     }, numeric(1)))
-    data.frame(dataset = dataset, n = subset, noise_to_variance = fit$noise / fit$kernel$variance,
-               excluded = excluded, probes_drawn = 64L * sets, load = load_average(),
-               date = format(Sys.time(), "%Y-%m-%d %H:%M"),
-               sddgp = as.character(utils::packageVersion("sddgp")),
-               machine = machine_description())
+    stamp(data.frame(dataset = dataset, n = subset,
+                     noise_to_variance = fit$noise / fit$kernel$variance,
+                     excluded = excluded, probes_drawn = 64L * sets))
   }))
   print(rows[, c("dataset", "noise_to_variance", "excluded", "probes_drawn")], digits = 3,
         row.names = FALSE)

@@ -179,47 +179,19 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
       (sqrt(m2 / (1 - adam_beta[2L]^t)) + adam_epsilon)
     # The probes are fixed, so the estimated gradient is a smooth function
     # of theta, whose zero Adam circles once the likelihood stops rising.
-    if (t > control$window) {
-      gain <- likelihood_gain(path[(t - control$window):t, , drop = FALSE],
-                              gradients[(t - control$window):t, , drop = FALSE])
-      if (abs(gain[length(gain)]) < control$tolerance * n) {
-        reason <- "converged"
-        break
-      }
+    kept <- seq_len(t)
+    if (ascent_levelled(likelihood_gain(path[kept, , drop = FALSE],
+                                        gradients[kept, , drop = FALSE]), t, control, n)) {
+      reason <- "converged"
+      break
     }
     if (t == steps) break
     theta[free] <- pmin(pmax(theta[free] + control$learning_rate * direction,
                              space$lower[free]), space$upper[free])
   }
   kept <- seq_len(t)
-  if (reason != "over budget" && any(excluded[kept] > 0L)) {
-    sddgp_warn(sprintf(paste(
-      "In %d of the %d steps of hyperparameter estimation, %d probe solutions in all",
-      "were far larger than those of exact prior draws can be (the random-feature",
-      "prior draws err where the noise is small against the signal) and were left",
-      "out of the gradient: raise `features` or `probes` in iterative_control(), or",
-      "use estimation_control(method = \"subset\")."),
-      sum(excluded[kept] > 0L), t, sum(excluded[kept])),
-      class = "sddgp_warning_estimation_probes", steps = which(excluded[kept] > 0L))
-  }
-  if (reason != "over budget" && any(short[kept])) {
-    sddgp_warn(sprintf(paste(
-      "The inner solves of %d of the %d steps of hyperparameter estimation stopped at",
-      "their budget short of the relative residual %s (the largest of their targets'",
-      "residual and their probes' root mean square one: %s), so the gradients of",
-      "those steps are biased: raise `inner_iterations` in iterative_control()."),
-      sum(short[kept]), t, format(control$inner_tolerance),
-      format(signif(max(residuals[kept][short[kept]]), 3))),
-      class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
-      steps = which(short[kept]))
-  }
-  if (reason == "step limit") {
-    sddgp_warn(sprintf(paste(
-      "Hyperparameter estimation on all the data stopped at its step limit",
-      "(%d steps) before the log marginal likelihood levelled off: raise",
-      "`max_steps` or `learning_rate` in iterative_control()."), t),
-      class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
-      steps = t)
+  if (reason != "over budget") {
+    warn_ascent(reason, t, excluded[kept], short[kept], residuals[kept], control)
   }
   # The last step's implausible probes are no posterior samples either.
   keep <- which(!bad)
@@ -241,6 +213,49 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                      setup_seconds = setup_seconds[kept],
                      projected_seconds = projected, auto_seconds = auto_seconds,
                      seconds = proc.time()[["elapsed"]] - start_time))
+}
+
+# Whether the ascent has levelled off at step t: the log marginal
+# likelihood's estimated gain over the last `window` steps, from `gain`
+# (likelihood_gain() along the path), is below `tolerance` per point.
+# inst/benchmarks/estimation_path.R applies it to paths run without it.
+ascent_levelled <- function(gain, t, control, n) {
+  t > control$window && abs(gain[t] - gain[t - control$window]) < control$tolerance * n
+}
+
+# The warnings of an ascent that ended for `reason` after t steps, from
+# its record: probes left out (`excluded`), inner solves stopped `short`
+# of their tolerance at relative `residuals`, and the step limit.
+warn_ascent <- function(reason, t, excluded, short, residuals, control) {
+  if (any(excluded > 0L)) {
+    sddgp_warn(sprintf(paste(
+      "In %d of the %d steps of hyperparameter estimation, %d probe solutions in all",
+      "were far larger than those of exact prior draws can be (the random-feature",
+      "prior draws err where the noise is small against the signal) and were left",
+      "out of the gradient: raise `features` or `probes` in iterative_control(), or",
+      "use estimation_control(method = \"subset\")."),
+      sum(excluded > 0L), t, sum(excluded)),
+      class = "sddgp_warning_estimation_probes", steps = which(excluded > 0L))
+  }
+  if (any(short)) {
+    sddgp_warn(sprintf(paste(
+      "The inner solves of %d of the %d steps of hyperparameter estimation stopped at",
+      "their budget short of the relative residual %s (the largest of their targets'",
+      "residual and their probes' root mean square one: %s), so the gradients of",
+      "those steps are biased: raise `inner_iterations` in iterative_control()."),
+      sum(short), t, format(control$inner_tolerance),
+      format(signif(max(residuals[short]), 3))),
+      class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
+      steps = which(short))
+  }
+  if (reason == "step limit") {
+    sddgp_warn(sprintf(paste(
+      "Hyperparameter estimation on all the data stopped at its step limit",
+      "(%d steps) before the log marginal likelihood levelled off: raise",
+      "`max_steps` or `learning_rate` in iterative_control()."), t),
+      class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
+      steps = t)
+  }
 }
 
 # The start of an outer step's solves at `theta`, from the last two steps'

@@ -36,9 +36,8 @@ steps <- as.integer(option("steps", if (part == "uci") "100" else "150"))
 # path with estimated gains `gain` (NA: never).
 rule_step <- function(gain, n) {
   control <- iterative_control()
-  w <- control$window
-  hit <- which(vapply(seq_along(gain), function(t)
-    t > w && abs(gain[t] - gain[t - w]) < control$tolerance * n, logical(1)))
+  hit <- which(vapply(seq_along(gain), function(t) ns$ascent_levelled(gain, t, control, n),
+                      logical(1)))
   if (length(hit)) hit[1L] else NA_integer_
 }
 

@@ -34,7 +34,8 @@
 #' @param tolerance Relative residual at which a system stops; 0 runs
 #'   `max_iterations` iterations. `NULL` (the default) stops where the
 #'   residual's root mean square is a tenth of the noise standard deviation,
-#'   as [sdd_control()] (section Stopping) explains. The reference
+#'   as [sdd_control()] (section Stopping) explains, and continues while
+#'   posterior samples need it. The reference
 #'   implementation uses 0.01 for the mean and 0.001 for samples.
 #' @param max_iterations Largest number of iterations (kernel products).
 #' @param preconditioner `"pivoted_cholesky"` or `"none"` (plain CG).

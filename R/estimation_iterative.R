@@ -90,7 +90,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   free <- space$free
   theta <- start
   prior <- draw_prior(theta_kernel(family, theta), ncol(x), control$features,
-                      control$probes, independent = TRUE)
+                      control$probes)
   noise_base <- matrix(.Call(C_rng_normal, new_seed(), "noise",
                              as.numeric(n) * control$probes), n, control$probes)
   inner <- inner_control(control)

@@ -257,6 +257,7 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
   call[[1L]] <- quote(gp_sdd)
   fit$call <- call
   warn_if_not_converged(fit)
+  warn_if_samples_inaccurate(fit)
   fit
 }
 
@@ -348,6 +349,7 @@ fit_posterior <- function(fit, samples, threads, start = NULL, parallel = NULL) 
   } else {
     sol <- run_solver(fit$solver, problem, fit$control, threads)
   }
+  sol <- refine_samples(fit$solver, fit$control, problem, sol, threads)
   # One column of mean weights per output (a vector for one output).
   means <- seq_len(NCOL(fit$y))
   fit$alpha <- if (length(means) == 1L) sol$alpha[, 1L] else sol$alpha[, means, drop = FALSE]
@@ -360,6 +362,7 @@ fit_posterior <- function(fit, samples, threads, start = NULL, parallel = NULL) 
   fit$tolerance <- sol$tolerance  # NULL for the solvers without one
   fit$seconds <- sol$seconds
   fit$trace <- sol$trace
+  fit$sample_accuracy <- sol$sample_accuracy
   fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache
   fit$log_likelihood <- fit_log_likelihood(fit, sol, threads)  # NULL: logLik() computes it
   fit

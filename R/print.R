@@ -18,6 +18,7 @@ print.sddgp <- function(x, digits = 4, ...) {
     cat(sprintf("  %d iterations in %.1f s%s; relative residual %s%s\n", x$iterations,
                 x$seconds, why, format(final_residual(x), digits = 3), tolerance_label(x)))
   }
+  cat_lines(sample_accuracy_line(x$sample_accuracy, x$tolerance))
   if (!is.null(x$choice)) cat(strwrap(x$choice$reason, indent = 2, exdent = 4), sep = "\n")
   if (short_of_accuracy(x)) cat("  ", not_converged_note(x), "\n", sep = "")
   invisible(x)
@@ -148,7 +149,11 @@ final_residual <- function(fit) {
 #'   number of iterations), `choice` (how the solver was chosen when `gp_sdd()`
 #'   chose it: see its Details; else `NULL`), `not_converged` (a note when the
 #'   solver stopped short of its tolerance, or without one far from converged;
-#'   else `NULL`), `cached` (whether the kernel matrix was cached, for the
+#'   else `NULL`), `sample_accuracy` (for the samples of SDD and CG: their
+#'   variance at the training inputs, their residual's root mean square,
+#'   `fraction`, the square of the one over the other, and `refinements`,
+#'   how many more solves the default tolerance took to bring `fraction` to
+#'   0.05; else `NULL`), `cached` (whether the kernel matrix was cached, for the
 #'   solvers with a cache: SDD, SGD, CG; else `NULL`) and `input_labels` (the
 #'   names of the length scales).
 #' @export
@@ -167,6 +172,7 @@ summary.sddgp <- function(object, ...) {
     residual_samples = if (!is.null(last)) last$residual_samples else NA_real_,
     tolerance = object$tolerance, choice = object$choice,
     not_converged = if (short_of_accuracy(object)) not_converged_note(object),
+    sample_accuracy = object$sample_accuracy,
     cached = object$cached,
     estimation = object$estimation, scaling = object$scaling,
     input_labels = input_labels(object), outputs = output_names(object)),
@@ -206,6 +212,7 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
                 format(x$residual, digits = 3), format(x$residual_samples, digits = 3),
                 tolerance_label(x)))
   }
+  cat_lines(sample_accuracy_line(x$sample_accuracy, x$tolerance))
   if (!is.null(x$choice)) cat(strwrap(x$choice$reason, indent = 2, exdent = 4), sep = "\n")
   if (!is.null(x$not_converged)) cat("  ", x$not_converged, "\n", sep = "")
   if (!is.null(x$cached)) {

@@ -3,31 +3,31 @@
 # features and weights are stored in the fit, so prior draws can be replayed
 # at any new input.
 
-# The draws share one set of features, or, with `independent`, each has a
-# set of its own (rows (s - 1) features + 1 .. s features of omega and
-# phase for draw s).  Shared features make every draw's covariance the
-# same approximation Phi Phi' of K; independent ones make it K on average
-# over the draws, which the trace estimate of hyperparameter estimation
-# needs: with shared features it is biased by
-# tr(H^-1 dH H^-1 (Phi Phi' - K)), which H^-1 magnifies when the noise is
-# small.
+# Each draw has a set of features of its own (rows (s - 1) features + 1 ..
+# s features of omega and phase for draw s), so that its covariance is K on
+# average over the draws.  Draws that share one set all have the same
+# approximation Phi Phi' of K, whose error the posterior does not remove:
+# the trace estimate of hyperparameter estimation is then biased by
+# tr(H^-1 dH H^-1 (Phi Phi' - K)), and the samples' variance by
+# P (Phi Phi' - K) P' with P = (1, -k(x, X) H^-1), both magnified where
+# the noise is small (NEWS).  Priors of fits made by
+# sddgp 0.2.0 and earlier share one set (no `independent` field), and
+# replay as such.
 # For the Tanimoto kernel the features are random hashes (src/minhash.h),
 # drawn from one seed as they are needed: set s is features (s - 1) features
 # + 1 .. s features of that sequence.
-draw_prior <- function(kernel, d, features, samples, independent = FALSE) {
+draw_prior <- function(kernel, d, features, samples) {
   if (is_tanimoto(kernel)) {
-    return(list(hash_seed = new_seed(), sets = seq_len(if (independent) samples else 1L),
+    return(list(hash_seed = new_seed(), sets = seq_len(samples),
                 weights = matrix(.Call(C_rng_normal, new_seed(), "weights",
                                        as.numeric(features) * samples), features, samples),
-                independent = independent))
+                independent = TRUE))
   }
-  sets <- if (independent) samples else 1L
-  rff <- .Call(C_rff_draw, kernel_spec(kernel), as.integer(features * sets),
+  rff <- .Call(C_rff_draw, kernel_spec(kernel), as.integer(features * samples),
                as.integer(d), new_seed())
   weights <- matrix(.Call(C_rng_normal, new_seed(), "weights",
                           as.numeric(features) * samples), features, samples)
-  list(omega = rff[[1L]], phase = rff[[2L]], weights = weights,
-       independent = independent)
+  list(omega = rff[[1L]], phase = rff[[2L]], weights = weights, independent = TRUE)
 }
 
 # f0 at standardised inputs x: an nrow(x) x samples matrix.

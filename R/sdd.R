@@ -44,7 +44,10 @@
 #'   distance to the exact posterior mean at new inputs, in standard
 #'   deviations of y, was 0.60 to 1.10 times the relative residual
 #'   (`inst/benchmarks/defaults.R --part=link`). Residuals are estimated
-#'   every `check_every` steps on `probe_size` random rows.
+#'   every `check_every` steps on `probe_size` random rows. With posterior
+#'   samples, a run that reached this tolerance continues, from where it
+#'   stopped, while the samples' residuals are large against their
+#'   variance ([predict()][predict.sddgp()], section Standard errors).
 #'
 #'   A run that ends at `iterations` or `time_limit` before reaching its
 #'   tolerance warns with class `sddgp_warning_not_converged` (fields

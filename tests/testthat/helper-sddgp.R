@@ -103,6 +103,20 @@ make_inputs <- function(m, d = 2, seed = 99) {
   x
 }
 
+# Prior draws f0 at inputs xs (already divided by the length scales) from
+# a prior's stored frequencies, phases and weights, written out: each draw
+# has random Fourier features of its own, rows (s - 1) m + 1 .. s m of
+# omega and phase for draw s, m = nrow(weights).
+ref_prior_paths <- function(prior, xs, variance = 1) {
+  m <- nrow(prior$weights)
+  vapply(seq_len(ncol(prior$weights)), function(s) {
+    rows <- (s - 1L) * m + seq_len(m)
+    drop(sqrt(2 * variance / m) * cos(xs %*% t(prior$omega[rows, , drop = FALSE]) +
+                                        rep(prior$phase[rows], each = nrow(xs))) %*%
+           prior$weights[, s])
+  }, numeric(nrow(xs)))
+}
+
 max_rel_err <- function(a, b) max(abs(a - b)) / max(abs(b))
 
 # Runs a long fit in a background R, sends Ctrl-C once it has been going for

@@ -306,10 +306,7 @@ test_that("gp_sdd(solver = 'cabcd') gives the random-feature posterior; predict 
   # Standard errors: the root mean square of the centred sample paths
   # f0_s(x) - phi(x)' theta_s, recomputed here from the stored prior draws
   # (random Fourier features written out in base R) and coefficients.
-  pr <- fit$prior
-  f0 <- sqrt(2 / nrow(pr$omega)) *
-    cos(sweep(xt, 2L, 0.1, "/") %*% t(pr$omega) + rep(pr$phase, each = nrow(xt))) %*%
-    pr$weights
+  f0 <- ref_prior_paths(fit$prior, sweep(xt, 2L, 0.1, "/"))
   centred <- f0 - Phi_t %*% fit$alpha_samples
   p <- predict(fit, xt, se.fit = TRUE)
   expect_equal(unname(p$se.fit), sqrt(rowMeans(centred^2)), tolerance = 1e-10)

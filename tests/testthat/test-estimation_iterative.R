@@ -73,7 +73,7 @@ pathwise_batches <- function(draw_features) {
 test_that("the pathwise estimate with the package's probes is unbiased", {
   withr::local_seed(5)
   # Each probe has 500 features of its own.
-  est <- pathwise_batches(function(k) draw_prior(k, 2, 500, 25, independent = TRUE))
+  est <- pathwise_batches(function(k) draw_prior(k, 2, 500, 25))
   expect_true(all(abs(est$mean - est$exact) < 4 * est$se))
   # The test has power: the standard errors are small next to the gradient.
   expect_lt(sqrt(sum(est$se^2)), 0.1 * sqrt(sum(est$exact^2)))
@@ -84,6 +84,7 @@ test_that("probes that share one set of features are biased", {
   # One set of 500 features for all 1000 probes: their covariance is that
   # set's approximation of K, whose error H^-1 magnifies.
   features <- draw_prior(kernel_of(log(c(0.4, 0.7, 1)), 2), 2, 500, 1)
+  features$independent <- FALSE
   est <- pathwise_batches(function(k) {
     features$weights <- matrix(stats::rnorm(500 * 25), 500)
     features
@@ -95,7 +96,7 @@ test_that("independent prior draws replay with features of their own", {
   d <- make_data(30, d = 2, seed = 4)
   k <- kernel_of(log(c(0.4, 0.7, 1)), 2)
   withr::local_seed(6)
-  prior <- draw_prior(k, 2, 100, 2, independent = TRUE)
+  prior <- draw_prior(k, 2, 100, 2)
   # Draw 2's features are rows 101-200 of omega.
   one <- prior_columns(prior, 2L)
   expect_equal(nrow(one$omega), 100L)

@@ -222,7 +222,7 @@ test_that("the fit object holds what the documentation promises", {
   expect_length(fit$alpha, 60)
   expect_equal(dim(fit$alpha_samples), c(60L, 3L))
   expect_equal(dim(fit$prior$weights), c(2000L, 3L))
-  expect_equal(dim(fit$prior$omega), c(2000L, 2L))
+  expect_equal(dim(fit$prior$omega), c(3L * 2000L, 2L))  # features of its own per sample
   expect_named(fit$trace, c("iteration", "seconds", "residual", "residual_samples"))
   expect_equal(fit$trace$iteration, c(25L, 50L, 75L, 100L))
   expect_true(all(fit$trace$residual_samples > 0))

@@ -49,7 +49,9 @@ test_that("prior_values() is the feature expansion Phi W", {
   x <- rbind(prior_points, make_inputs(20, 3))
   f0 <- sddgp:::prior_values(prior, ker, x, threads = 2)
   expect_equal(dim(f0), c(25L, 4L))
-  expect_equal(f0, ref_features(prior, ker, x) %*% prior$weights, tolerance = 1e-12)
+  # Each draw has 300 features of its own.
+  expect_equal(dim(prior$omega), c(1200L, 3L))
+  expect_equal(f0, ref_prior_paths(prior, sweep(x, 2, prior_ls, "/"), 0.6), tolerance = 1e-12)
   expect_identical(sddgp:::prior_values(prior, ker, x, threads = 1), f0)
 })
 
@@ -57,22 +59,13 @@ test_that("the prior weights are independent standard normals", {
   ker <- squared_exponential(prior_ls, 1)
   withr::local_seed(43)
   N <- 20000
-  prior <- sddgp:::draw_prior(ker, 3L, 200L, N)
+  prior <- sddgp:::draw_prior(ker, 3L, 20L, N)
   w <- prior$weights
-  # 4 million draws: mean within 6 / 2000 of 0, variance within
-  # 6 sqrt(2 / 4e6) of 1.
+  # 400,000 draws: mean within 6 sd of 0, variance within 6 sqrt(2 / 4e5)
+  # of 1.
   expect_lt(abs(mean(w)), 6 / sqrt(length(w)))
   expect_lt(abs(mean(w^2) - 1), 6 * sqrt(2 / length(w)))
   expect_lt(abs(stats::ks.test(w[1:5000], "pnorm")$statistic), 0.03)
-  # Given the features, f0 = Phi w has covariance Phi Phi'.
-  f0 <- sddgp:::prior_values(prior, ker, prior_points, threads = 2)
-  C <- tcrossprod(ref_features(prior, ker, prior_points))
-  emp <- crossprod(t(f0)) / N
-  # A sample covariance of N Gaussian pairs has standard deviation
-  # sqrt((C_ii C_jj + C_ij^2) / N); allow six of them.
-  sdev <- sqrt((outer(diag(C), diag(C)) + C^2) / N)
-  expect_true(all(abs(emp - C) < 6 * sdev))
-  expect_true(all(abs(rowMeans(f0)) < 6 * sqrt(diag(C) / N)))
 })
 
 test_that("prior draws averaged over fresh features have the kernel as covariance", {
@@ -85,6 +78,9 @@ test_that("prior draws averaged over fresh features have the kernel as covarianc
     pr <- sddgp:::draw_prior(ker, 3L, 50L, 1L)
     drop(sddgp:::prior_values(pr, ker, prior_points[1:3, ], threads = 1))
   }, numeric(3))
+  # So are the draws of one call, each with features of its own.
+  pr <- sddgp:::draw_prior(ker, 3L, 50L, N)
+  together <- t(sddgp:::prior_values(pr, ker, prior_points[1:3, ], threads = 1))
   K <- ref_kernel(prior_points[1:3, ], prior_points[1:3, ], "matern32", prior_ls, 1)
   emp <- tcrossprod(f0) / N
   # f0 is a normal mixture over the features: the Gaussian standard error
@@ -92,6 +88,7 @@ test_that("prior draws averaged over fresh features have the kernel as covarianc
   # margin of 6 for the mixture's heavier tails.
   sdev <- sqrt((outer(diag(K), diag(K)) + K^2) / N)
   expect_true(all(abs(emp - K) < 6 * sdev))
+  expect_true(all(abs(crossprod(together) / N - K) < 6 * sdev))
 })
 
 test_that("prior draws are reproducible with set.seed()", {

@@ -126,10 +126,8 @@ test_that("stored = TRUE replays the fit's samples", {
   z <- function(m) sweep(sweep(m, 2, sc$x_center), 2, sc$x_scale, "/")
   xs <- z(d$x)
   Ks <- ref_kernel(z(xt), xs, "matern32", post_ls, 1)
-  m <- nrow(fit$prior$omega)
-  Phi <- sqrt(2 / m) * cos(sweep(z(xt), 2, post_ls, "/") %*% t(fit$prior$omega) +
-                             rep(fit$prior$phase, each = nrow(xt)))
-  paths <- drop(Ks %*% fit$alpha) + Phi %*% fit$prior$weights - Ks %*% fit$alpha_samples
+  f0 <- ref_prior_paths(fit$prior, sweep(z(xt), 2, post_ls, "/"))
+  paths <- drop(Ks %*% fit$alpha) + f0 - Ks %*% fit$alpha_samples
   expect_equal(unname(s6), sc$y_center + sc$y_scale * paths, tolerance = 1e-10)
   # No draw from the global generator, and the first columns are stable.
   seed_before <- .Random.seed

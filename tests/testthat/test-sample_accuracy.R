@@ -1,0 +1,95 @@
+# Standard errors from the samples against the exact posterior variance
+# (base R's Cholesky factor) where the kernel variance is 100 times the
+# targets': there the relative residual that suffices for the mean leaves
+# the samples' error far above their variance.
+
+sample_case <- function() {
+  d <- make_data(400, d = 2, seed = 21, noise_sd = 0.1)
+  xt <- make_inputs(50, 2)
+  K <- ref_kernel(d$x, d$x, "matern32", 2, 100)
+  L <- chol(K + diag(0.01, 400))
+  exact <- 100 - colSums(backsolve(L, ref_kernel(d$x, xt, "matern32", 2, 100),
+                                   transpose = TRUE)^2)
+  list(x = d$x, y = d$y, xt = xt, K = K, exact = exact)
+}
+
+# The mean predicted variance over the mean exact one, for fits with seeds
+# 1..G made by fit(seed).
+variance_ratios <- function(case, fit, G = 12) {
+  vapply(seq_len(G), function(seed) {
+    se <- predict(fit(seed), case$xt, se.fit = TRUE)$se.fit
+    mean(se^2) / mean(case$exact)
+  }, numeric(1))
+}
+
+# 8000 random features a sample: with the default 2000, the seeds' ratios
+# scatter from 0.5 to 3.6 here (the features' error, not the solver's).
+fit_cg <- function(case, seed, tolerance = NULL) {
+  withr::with_seed(seed, gp_sdd(case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01,
+                                solver = "cg", samples = 32, standardize = FALSE, threads = 1,
+                                control = cg_control(tolerance = tolerance, features = 8000)))
+}
+
+test_that("sample_accuracy() is the sample paths' variance at the training inputs", {
+  case <- sample_case()
+  fit <- suppressWarnings(fit_cg(case, 1, tolerance = 1e-10))
+  # f0(X) - K alpha_s, written out: at residual 1e-10 the identity
+  # f0(X) - K alpha = noise alpha - e leaves nothing out.
+  f0 <- sddgp:::prior_values(fit$prior, fit$kernel, case$x, threads = 1)
+  paths <- f0 - case$K %*% fit$alpha_samples
+  expect_equal(fit$sample_accuracy$variance, mean(paths^2), tolerance = 1e-6)
+  expect_equal(fit$sample_accuracy$fraction,
+               (fit$sample_accuracy$residual)^2 / fit$sample_accuracy$variance)
+  expect_lt(fit$sample_accuracy$fraction, 1e-6)
+})
+
+test_that("default fits solve the samples on until their standard errors are right", {
+  skip_on_cran()
+  case <- sample_case()
+  refined <- fit_cg(case, 1)
+  # The mean's tolerance, then one more solve to a tighter one.
+  expect_equal(refined$sample_accuracy$refinements, 1L)
+  expect_lte(refined$sample_accuracy$fraction, 0.05)
+  expect_output(print(summary(refined)), "samples: mean square residual .* after 1 more solve")
+  # The seeds' ratios scatter with the samples (32) and their random
+  # features, so they are compared by their mean and its standard error
+  # (0.11 here).
+  ratios <- variance_ratios(case, function(seed) fit_cg(case, seed))
+  expect_lt(abs(mean(ratios) - 1), 4 * stats::sd(ratios) / sqrt(length(ratios)))
+  # The test has power: at the tolerance 0.01, which suffices for the mean,
+  # the standard errors are too large, and the fits say so.
+  expect_warning(fit_cg(case, 1, tolerance = 0.01), class = "sddgp_warning_samples_inaccurate")
+  loose <- variance_ratios(case, function(seed) suppressWarnings(fit_cg(case, seed, 0.01)))
+  expect_gt(mean(loose) - 1, 4 * stats::sd(loose) / sqrt(length(loose)))
+})
+
+test_that("the further solves stay within the run's budget", {
+  case <- sample_case()
+  refined <- fit_cg(case, 1)
+  budget <- refined$iterations - 3L
+  expect_warning(fit <- withr::with_seed(1, gp_sdd(
+    case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01, solver = "cg", samples = 32,
+    standardize = FALSE, threads = 1,
+    control = cg_control(max_iterations = budget, features = 8000))),
+    class = "sddgp_warning_not_converged")
+  expect_lte(fit$iterations, budget)
+  expect_identical(fit$status, "iterations")
+})
+
+test_that("a run of a fixed number of iterations does not warn about its samples", {
+  case <- sample_case()
+  fit <- withr::with_seed(1, gp_sdd(case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01,
+                                    solver = "cg", samples = 4, standardize = FALSE, threads = 1,
+                                    control = cg_control(tolerance = 0, max_iterations = 5)))
+  expect_gt(fit$sample_accuracy$fraction, 0.05)
+  expect_equal(fit$sample_accuracy$refinements, 0L)
+  expect_no_warning(sddgp:::warn_if_samples_inaccurate(fit))
+})
+
+test_that("solvers without weights on the training inputs have no sample accuracy", {
+  case <- sample_case()
+  fit <- withr::with_seed(1, gp_sdd(case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01,
+                                    solver = "cholesky", samples = 4, standardize = FALSE,
+                                    threads = 1))
+  expect_null(fit$sample_accuracy)
+})

@@ -63,6 +63,24 @@ test_that("default fits solve the samples on until their standard errors are rig
   expect_gt(mean(loose) - 1, 4 * stats::sd(loose) / sqrt(length(loose)))
 })
 
+test_that("SDD solves its samples on within one budget", {
+  skip_on_cran()
+  d <- make_data(400, d = 2, seed = 21, noise_sd = 0.1)
+  fit <- withr::with_seed(1, gp_sdd(d$x, d$y, kernel = matern(3/2, 0.5, 100), noise = 1,
+                                    solver = "sdd", samples = 8, standardize = FALSE,
+                                    threads = 1, control = sdd_control(iterations = 9000)))
+  expect_identical(fit$status, "tolerance")
+  expect_gte(fit$sample_accuracy$refinements, 1L)
+  expect_lte(fit$sample_accuracy$fraction, 0.05)
+  # One trace across the solves, counted from the first step.
+  expect_true(all(diff(fit$trace$iteration) > 0))
+  expect_equal(fit$trace$iteration[nrow(fit$trace)], fit$iterations)
+  expect_lte(fit$iterations, 9000L)
+  # The last solve ran to the tighter tolerance, on every system.
+  last <- fit$trace[nrow(fit$trace), ]
+  expect_lt(last$residual_samples, fit$tolerance)
+})
+
 test_that("the further solves stay within the run's budget", {
   case <- sample_case()
   refined <- fit_cg(case, 1)

@@ -30,9 +30,10 @@
 #'     their default tolerance solve the samples on, from where they stopped,
 #'     until the mean square residual is at most 5% of the samples' variance
 #'     at the training inputs ([summary()][summary.sddgp()] reports the
-#'     further solves). A run with a given tolerance that leaves more warns
-#'     with class `sddgp_warning_samples_inaccurate` and names the tolerance
-#'     needed. On 3000 points with a kernel variance 100 times the
+#'     further solves). A run that reaches a given tolerance but leaves
+#'     more warns with class `sddgp_warning_samples_inaccurate` and names
+#'     the tolerance needed; one that stops short of its tolerance gives the
+#'     warning of class `sddgp_warning_not_converged` instead. On 3000 points with a kernel variance 100 times the
 #'     targets' (`inst/benchmarks/standard_errors.R`), the relative residual
 #'     that suffices for the mean overstated the variance 4.8 to 7.1 times.
 #'     The random features' own error remains: where the noise variance is

@@ -30,8 +30,9 @@
 #'     their default tolerance solve the samples on, from where they stopped,
 #'     until the mean square residual is at most 5% of the samples' variance
 #'     at the training inputs ([summary()][summary.sddgp()] reports the
-#'     further solves). A run that reaches a given tolerance but leaves
-#'     more warns with class `sddgp_warning_samples_inaccurate` and names
+#'     further solves). A run that reaches its tolerance but leaves the
+#'     samples short (a tolerance given, or further solves that run out of
+#'     budget) warns with class `sddgp_warning_samples_inaccurate` and names
 #'     the tolerance needed; one that stops short of its tolerance gives the
 #'     warning of class `sddgp_warning_not_converged` instead. On 3000 points with a kernel variance 100 times the
 #'     targets' (`inst/benchmarks/standard_errors.R`), the relative residual

@@ -153,7 +153,7 @@ final_residual <- function(fit) {
 #'   variance at the training inputs, their residual's root mean square,
 #'   `fraction`, the square of the one over the other, and `refinements`,
 #'   how many more solves the default tolerance took to bring `fraction` to
-#'   0.05; else `NULL`), `cached` (whether the kernel matrix was cached, for the
+#'   0.05, and `tolerance`, the one the last of them ran to; else `NULL`), `cached` (whether the kernel matrix was cached, for the
 #'   solvers with a cache: SDD, SGD, CG; else `NULL`) and `input_labels` (the
 #'   names of the length scales).
 #' @export

@@ -48,12 +48,20 @@ needed_tolerance <- function(accuracy) {
 # sample_variance_fraction, when the run had the default tolerance and
 # reached it; with the samples' accuracy as `sample_accuracy`.  Each solve
 # runs to needed_tolerance(), at least halving the last, with what the run
-# left of its budget (iterations, time limit).
+# left of its budget (iterations, time limit).  The fit keeps the first
+# run's tolerance and status: every system met that tolerance, and the
+# further solves only go on from there (CG's error in the K-norm does not
+# grow, though a restart may leave the residual a hair above where it
+# was).  Where they end on the budget, the samples' accuracy is judged by
+# `fraction` (warn_if_samples_inaccurate()); where they diverge, the last
+# solution stands.
 refine_samples <- function(solver, control, problem, sol, threads) {
   accuracy <- sample_accuracy(sol, problem)
+  first <- sol
   refinements <- 0L
+  tolerance <- NULL
   budget <- intersect(c("iterations", "max_iterations"), names(control))
-  while (!is.null(accuracy) && is.null(control$tolerance) && sol$status == "tolerance" &&
+  while (!is.null(accuracy) && is.null(control$tolerance) && first$status == "tolerance" &&
          accuracy$fraction > sample_variance_fraction &&
          refinements < sample_refinements) {
     tighter <- control
@@ -63,17 +71,27 @@ refine_samples <- function(solver, control, problem, sol, threads) {
     # Nothing left: warn_if_samples_inaccurate() tells.
     if (any(unlist(tighter[budget]) < 1L) || isTRUE(tighter$time_limit <= 0)) break
     problem$alpha0 <- sol$alpha
-    more <- run_solver(solver, problem, tighter, threads)
+    more <- tryCatch(run_solver(solver, problem, tighter, threads),
+                     sddgp_error_divergence = function(e) NULL)
+    if (is.null(more)) break
     more$trace$iteration <- more$trace$iteration + sol$iterations
     more$trace$seconds <- more$trace$seconds + sol$seconds
     more$trace <- rbind(sol$trace, more$trace)
     more$iterations <- sol$iterations + more$iterations
     more$seconds <- sol$seconds + more$seconds
     sol <- more
+    tolerance <- tighter$tolerance
     accuracy <- sample_accuracy(sol, problem)
     refinements <- refinements + 1L
+    if (sol$status != "tolerance") break
   }
-  sol$sample_accuracy <- if (!is.null(accuracy)) c(accuracy, list(refinements = refinements))
+  if (refinements > 0L) {
+    sol$status <- first$status
+    sol$tolerance <- first$tolerance
+  }
+  sol$sample_accuracy <- if (!is.null(accuracy)) {
+    c(accuracy, list(refinements = refinements, tolerance = tolerance))
+  }
   sol
 }
 
@@ -104,7 +122,8 @@ warn_if_samples_inaccurate <- function(fit) {
   sddgp_warn(sprintf(paste(
     "The posterior samples' residuals are large against their variance (mean",
     "square %s of it, above %s), so standard errors and intervals may be",
-    "overstated: use `tolerance = %s` or lower in %s_control()."),
+    "overstated: use `tolerance = %s` or lower in %s_control(), with a budget",
+    "(iterations, time limit) that reaches it."),
     format(signif(accuracy$fraction, 2)), format(sample_variance_fraction),
     format(signif(needed, 2)), fit$solver),
     class = "sddgp_warning_samples_inaccurate", fraction = accuracy$fraction,

@@ -76,21 +76,41 @@ test_that("SDD solves its samples on within one budget", {
   expect_true(all(diff(fit$trace$iteration) > 0))
   expect_equal(fit$trace$iteration[nrow(fit$trace)], fit$iterations)
   expect_lte(fit$iterations, 9000L)
-  # The last solve ran to the tighter tolerance, on every system.
+  # The last solve ran to its tighter tolerance, on every system; the fit
+  # keeps the first run's.
   last <- fit$trace[nrow(fit$trace), ]
-  expect_lt(last$residual_samples, fit$tolerance)
+  expect_lt(fit$sample_accuracy$tolerance, fit$tolerance)
+  expect_lt(last$residual_samples, fit$sample_accuracy$tolerance)
 })
 
 test_that("the further solves stay within the run's budget", {
   case <- sample_case()
   refined <- fit_cg(case, 1)
-  budget <- refined$iterations - 3L
-  expect_warning(fit <- withr::with_seed(1, gp_sdd(
-    case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01, solver = "cg", samples = 32,
-    standardize = FALSE, threads = 1,
-    control = cg_control(max_iterations = budget, features = 8000))),
-    class = "sddgp_warning_not_converged")
-  expect_lte(fit$iterations, budget)
+  # The first run alone: its tolerance given, so nothing more is solved.
+  first <- suppressWarnings(fit_cg(case, 1, tolerance = refined$tolerance))
+  expect_equal(first$sample_accuracy$refinements, 0L)
+  fit_within <- function(budget) {
+    withr::with_seed(1, gp_sdd(
+      case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01, solver = "cg", samples = 32,
+      standardize = FALSE, threads = 1,
+      control = cg_control(max_iterations = budget, features = 8000)))
+  }
+  # One iteration left after the mean's tolerance: the fit is converged at
+  # that tolerance, and its samples, short, say so.
+  expect_warning(fit <- fit_within(first$iterations + 1L),
+                 class = "sddgp_warning_samples_inaccurate")
+  expect_identical(fit$iterations, first$iterations + 1L)
+  expect_identical(fit$status, "tolerance")
+  expect_identical(fit$tolerance, refined$tolerance)
+  expect_equal(fit$sample_accuracy$refinements, 1L)
+  expect_gt(fit$sample_accuracy$fraction, 0.05)
+  expect_false(sddgp:::short_of_accuracy(fit))
+  # No budget left at all: the first run's fit, warned of the same way.
+  expect_warning(fit <- fit_within(first$iterations), class = "sddgp_warning_samples_inaccurate")
+  expect_equal(fit$sample_accuracy$refinements, 0L)
+  expect_identical(fit$status, "tolerance")
+  # Short of the mean's own tolerance: not converged.
+  expect_warning(fit <- fit_within(first$iterations - 2L), class = "sddgp_warning_not_converged")
   expect_identical(fit$status, "iterations")
 })
 

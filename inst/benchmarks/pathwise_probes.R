@@ -7,7 +7,15 @@
 # variance, noise) against the exact gradient (central differences of the
 # exact log marginal likelihood, base R's Cholesky), on 500 points uniform
 # on [0, 1]^3, y = sin(3 x1) + x2^2 - x3 / 2 plus noise of sd 0.1, 0.03 or
-# 0.01, at the 100-point subset estimate; one thread.
+# 0.01, at the 100-point subset estimate; one thread.  Two more estimates,
+# solved exactly by base R's Cholesky factor of H, tell where the spread
+# comes from:
+#   exact_prior  the same pathwise estimate with probes drawn exactly from
+#                the prior (Cholesky factor of K) instead of random features;
+#   hutchinson   the standard estimate, probes z ~ N(0, I) and
+#                tr(H^-1 dH) ~ mean_q (H^-1 z_q)' dH z_q, whose bilinear
+#                forms come from two passes of the pathwise gradient,
+#                with columns (v + z) / 2 and (v - z) / 2.
 #
 #   Rscript inst/benchmarks/pathwise_probes.R [--sets=30]
 #       [--out=inst/extdata/benchmarks/pathwise_probes.csv]
@@ -79,25 +87,39 @@ for (noise_sd in c(0.1, 0.03, 0.01)) {
     h <- replace(numeric(length(theta)), j, 1e-4)
     (log_likelihood(theta + h) - log_likelihood(theta - h)) / 2e-4
   }, numeric(1))
+  K <- .Call(ns$C_kernel_matrix, xs, xs, ns$kernel_spec(kernel), 1L)
+  R <- chol(K + diag(fit$noise, nrow(K)))
+  solve_h <- function(b) backsolve(R, backsolve(R, b, transpose = TRUE))
+  # The prior's exact factor; the jitter, 1e-10 of the kernel variance, is
+  # far below every noise here.
+  prior_factor <- chol(K + diag(1e-10 * kernel$variance, nrow(K)))
+  pathwise <- function(sols) {
+    .Call(ns$C_mll_pathwise, xs, sols, ns$kernel_spec(kernel), fit$noise, NULL, 1L)$gradient
+  }
+  n <- nrow(x)
   excluded <- 0L
   estimates <- lapply(seq_len(sets), function(s) {
     set.seed(1000 + s)
-    prior <- ns$draw_prior(kernel, ncol(x), 2000, 16, independent = TRUE)
+    prior <- ns$draw_prior(kernel, ncol(x), 2000, 16)
     problem <- ns$new_problem(fit$x, fit$y, kernel, fit$noise, prior, 1L)
     sols <- ns$run_solver("cg", problem, cg_control(tolerance = 1e-6), 1L)$alpha
     bad <- ns$implausible_probes(sols, problem$noise)
     excluded <<- excluded + sum(bad)
-    gradient <- function(columns) {
-      .Call(ns$C_mll_pathwise, xs, sols[, columns, drop = FALSE], ns$kernel_spec(kernel),
-            fit$noise, NULL, 1L)$gradient
-    }
-    rbind(all = gradient(TRUE), screened = gradient(c(TRUE, !bad)))
+    a <- sols[, 1L]
+    exact_draws <- crossprod(prior_factor, matrix(rnorm(n * 16), n)) +
+      matrix(rnorm(n * 16, sd = sqrt(fit$noise)), n)
+    z <- matrix(rnorm(n * 16), n)
+    v <- solve_h(z)
+    rbind(all = pathwise(sols), screened = pathwise(sols[, c(TRUE, !bad), drop = FALSE]),
+          exact_prior = pathwise(cbind(a, solve_h(exact_draws))),
+          hutchinson = pathwise(cbind(a, (v + z) / 2)) - pathwise(cbind(0, (v - z) / 2)))
   })
-  for (probes in c("all", "screened")) {
+  for (probes in c("all", "screened", "exact_prior", "hutchinson")) {
     g <- do.call(rbind, lapply(estimates, function(e) e[probes, ]))
     rows[[length(rows) + 1L]] <- data.frame(
       noise_sd = noise_sd, noise_to_variance = fit$noise / kernel$variance,
-      probes = probes, excluded = excluded, probes_drawn = 16L * sets,
+      probes = probes, excluded = if (probes %in% c("all", "screened")) excluded else NA,
+      probes_drawn = 16L * sets,
       component = c(paste0("lengthscale", seq_len(ncol(x))), "variance", "noise"),
       exact = exact, mean = colMeans(g), sd = apply(g, 2, stats::sd),
       min = apply(g, 2, min), max = apply(g, 2, max),

@@ -51,9 +51,8 @@
 #' \eqn{H = K + \lambda I}{H = K + noise I} for the targets and the `probes`
 #' columns of Z, prior function draws plus noise (so Z has covariance H),
 #' by the inner solver of [iterative_control()] to a relative residual,
-#' started from the previous step's solutions extrapolated along the path
-#' (the targets' solution moves with the kernel, the probes' far less, as
-#' their right-hand sides move with it); the gradient of the log
+#' started from the previous step's solutions (`warm_start`); the
+#' gradient of the log
 #' marginal likelihood is then estimated by
 #' \eqn{a' \partial H a / 2 - \sum_q v_q' \partial H v_q / (2 s)}{a' dH a / 2 - sum_q v_q' dH v_q / (2 s)}
 #' (the pathwise estimator), all its d + 2 components in one pass over the

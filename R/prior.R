@@ -1,7 +1,12 @@
 # Prior function draws for pathwise conditioning (Wilson et al. 2020):
-# f0(x) = Phi(x) w with random Fourier features Phi and w ~ N(0, I).  The
-# features and weights are stored in the fit, so prior draws can be replayed
-# at any new input.
+# f0(x) = Phi(x) diag(amplitude) w with random Fourier features Phi, their
+# importance weights `amplitude` (rff_draw_prior() in src/rff.c: half of
+# the frequencies come from a heavier-tailed density, which keeps the
+# draws' error small where the noise is small against the signal) and
+# w ~ N(0, I).  The features and weights are stored in the fit, so prior
+# draws can be replayed at any new input.  Priors without `amplitude`
+# (sddgp 0.2.0 and the development versions before it) replay with
+# amplitude 1.
 
 # Each draw has a set of features of its own (rows (s - 1) features + 1 ..
 # s features of omega and phase for draw s), so that its covariance is K on
@@ -23,26 +28,28 @@ draw_prior <- function(kernel, d, features, samples) {
                                        as.numeric(features) * samples), features, samples),
                 independent = TRUE))
   }
-  rff <- .Call(C_rff_draw, kernel_spec(kernel), as.integer(features * samples),
-               as.integer(d), new_seed())
+  rff <- .Call(C_rff_draw_prior, kernel_spec(kernel), as.integer(features * samples),
+               as.integer(d), new_seed(), 1L)
   weights <- matrix(.Call(C_rng_normal, new_seed(), "weights",
                           as.numeric(features) * samples), features, samples)
-  list(omega = rff[[1L]], phase = rff[[2L]], weights = weights, independent = TRUE)
+  c(rff, list(weights = weights, independent = TRUE))
 }
 
 # f0 at standardised inputs x: an nrow(x) x samples matrix.
 prior_values <- function(prior, kernel, x, threads) {
   xs <- scale_inputs(x, kernel)
   if (is_tanimoto(kernel)) return(hash_prior_values(prior, kernel, xs, threads))
+  amplitude <- prior$amplitude %||% rep(1, length(prior$phase))
   if (!isTRUE(prior$independent)) {
     return(.Call(C_rff_matmul, prior$omega, prior$phase, kernel$variance, xs,
-                 prior$weights, threads))
+                 amplitude * prior$weights, threads))
   }
   features <- nrow(prior$weights)
   matrix(vapply(seq_len(ncol(prior$weights)), function(s) {
     rows <- (s - 1L) * features + seq_len(features)
     .Call(C_rff_matmul, prior$omega[rows, , drop = FALSE], prior$phase[rows],
-          kernel$variance, xs, prior$weights[, s, drop = FALSE], threads)[, 1L]
+          kernel$variance, xs, amplitude[rows] * prior$weights[, s, drop = FALSE],
+          threads)[, 1L]
   }, numeric(nrow(x))), nrow(x))
 }
 
@@ -67,6 +74,7 @@ prior_columns <- function(prior, columns) {
     rows <- as.vector(outer(seq_len(features), (columns - 1L) * features, "+"))
     prior$omega <- prior$omega[rows, , drop = FALSE]
     prior$phase <- prior$phase[rows]
+    prior$amplitude <- prior$amplitude[rows]
   }
   prior$weights <- prior$weights[, columns, drop = FALSE]
   prior

@@ -9,6 +9,7 @@ SEXP C_kernel_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kernel_matrix(SEXP, SEXP, SEXP, SEXP);
 SEXP C_kernel_families(void);
 SEXP C_rff_draw(SEXP, SEXP, SEXP, SEXP);
+SEXP C_rff_draw_prior(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_rff_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_rng_normal(SEXP, SEXP, SEXP);
 SEXP C_chol_solve(SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -40,6 +41,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_kernel_matrix, 4),
   CALLDEF(C_kernel_families, 0),
   CALLDEF(C_rff_draw, 4),
+  CALLDEF(C_rff_draw_prior, 5),
   CALLDEF(C_rff_matmul, 6),
   CALLDEF(C_rng_normal, 3),
   CALLDEF(C_chol_solve, 5),

@@ -16,6 +16,30 @@ void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
   rff_draw_range(k, m, d, seed, 0, omega, phase, 1);
 }
 
+/* Frequency and phase of feature j into row i of omega (m rows) and
+ * phase: the kernel's spectral density, or for df > 0 a multivariate
+ * Student-t with df degrees of freedom, whose chi-square draws take
+ * counters j * stride .. j * stride + df - 1 (stride >= df keeps
+ * features apart). */
+static void draw_feature(int df, int stride, int m, int d, uint64_t seed,
+                         uint64_t j, int i, double *omega, double *phase)
+{
+  double mix = 1.0;
+  if (df > 0) {
+    /* chi-square with integer df: a sum of df squared normals. */
+    double u = 0.0;
+    for (int t = 0; t < df; t++) {
+      const double z = rng_normal(seed, RNG_STREAM_CHISQ, j * stride + t);
+      u += z * z;
+    }
+    mix = sqrt(df / u);
+  }
+  for (int c = 0; c < d; c++)
+    omega[i + (size_t)c * m] =
+        mix * rng_normal(seed, RNG_STREAM_OMEGA, j * d + c);
+  phase[i] = 6.283185307179586 * rng_uniform(seed, RNG_STREAM_PHASE, j);
+}
+
 void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
                     uint64_t first, double *omega, double *phase,
                     int nthreads)
@@ -23,22 +47,54 @@ void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
   const int df = kernel_spectral_df(k);
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if (m >= DRAW_PARALLEL_MIN)
+  for (int i = 0; i < m; i++)
+    draw_feature(df, df, m, d, seed, first + (uint64_t)i, i, omega, phase);
+}
+
+/* Prior draws by importance sampling.  With frequencies from the spectral
+ * density p, a draw's covariance Phi Phi' errs most through its few high
+ * frequencies (p's tail), drawn or not; where the noise is small that
+ * error falls where H = K + noise I is near the noise, and H^-1 magnifies
+ * it by up to the signal over the noise, in the samples' variance and
+ * the pathwise gradient's probes alike (inst/benchmarks/
+ * standard_errors.R, pathwise_probes.R).  So half of the frequencies come
+ * from a Cauchy-tailed Student-t q (one degree of freedom) instead, and
+ * each feature is weighted by sqrt(p / r) with r = (p + q) / 2, the
+ * density it was drawn from: the covariance is still k on average, the
+ * tail is covered by many small features, and the weights are at most
+ * sqrt(2) (importance sampling from a defensive mixture, Hesterberg 1995,
+ * Technometrics 37:185-194). */
+#define PRIOR_HEAVY_DF 1
+#define PRIOR_HEAVY_SHARE 0.5
+
+/* log density of a d-variate Student-t with df degrees of freedom (df = 0:
+ * the standard normal) at a point of squared norm r2. */
+static double log_spectral_density(int df, int d, double r2)
+{
+  if (df == 0) return -0.5 * d * log(6.283185307179586) - 0.5 * r2;
+  return lgamma(0.5 * (df + d)) - lgamma(0.5 * df) -
+         0.5 * d * log(df * 3.141592653589793) - 0.5 * (df + d) * log1p(r2 / df);
+}
+
+void rff_draw_prior(const kernel *k, int m, int d, uint64_t seed,
+                    double *omega, double *phase, double *amplitude,
+                    int nthreads)
+{
+  const int df = kernel_spectral_df(k);
+  const int stride = df > PRIOR_HEAVY_DF ? df : PRIOR_HEAVY_DF;
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (m >= DRAW_PARALLEL_MIN)
   for (int i = 0; i < m; i++) {
-    const uint64_t j = first + (uint64_t)i;
-    double mix = 1.0;
-    if (df > 0) {
-      /* chi-square with integer df: a sum of df squared normals. */
-      double u = 0.0;
-      for (int t = 0; t < df; t++) {
-        const double z = rng_normal(seed, RNG_STREAM_CHISQ, j * df + t);
-        u += z * z;
-      }
-      mix = sqrt(df / u);
-    }
-    for (int c = 0; c < d; c++)
-      omega[i + (size_t)c * m] =
-          mix * rng_normal(seed, RNG_STREAM_OMEGA, j * d + c);
-    phase[i] = 6.283185307179586 * rng_uniform(seed, RNG_STREAM_PHASE, j);
+    const uint64_t j = (uint64_t)i;
+    const int heavy = rng_uniform(seed, RNG_STREAM_MIXTURE, j) < PRIOR_HEAVY_SHARE;
+    draw_feature(heavy ? PRIOR_HEAVY_DF : df, stride, m, d, seed, j, i, omega, phase);
+    double r2 = 0.0;
+    for (int c = 0; c < d; c++) r2 += omega[i + (size_t)c * m] * omega[i + (size_t)c * m];
+    /* p / r = 1 / (1 - share + share q / p), from the log ratio: q / p
+     * overflows to infinity far in a normal p's tail, giving weight 0. */
+    const double q_over_p = exp(log_spectral_density(PRIOR_HEAVY_DF, d, r2) -
+                                log_spectral_density(df, d, r2));
+    amplitude[i] = sqrt(1.0 / (1.0 - PRIOR_HEAVY_SHARE + PRIOR_HEAVY_SHARE * q_over_p));
   }
 }
 

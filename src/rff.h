@@ -33,6 +33,15 @@ rff rff_hashes(const kernel *k, int m, int d, uint64_t seed, uint64_t first);
 void rff_draw(const kernel *k, int m, int d, uint64_t seed, double *omega,
               double *phase);
 
+/* Omega (m x d), phases (m) and amplitudes (m) of the features of prior
+ * draws for pathwise conditioning, importance-sampled (rff.c): the
+ * product of the amplitudes with N(0, 1) weights gives a draw whose
+ * covariance is k on average, as rff_draw's does, with far less spread
+ * where the noise is small against the signal. */
+void rff_draw_prior(const kernel *k, int m, int d, uint64_t seed,
+                    double *omega, double *phase, double *amplitude,
+                    int nthreads);
+
 /* A fresh feature set for step `step` of an iterative solver (SGD's
  * regulariser, the dual random-feature estimator): rff_draw with a seed
  * derived from (seed, step) on stream RNG_STREAM_STEP_FEATURES, so each

@@ -18,6 +18,24 @@ SEXP C_rff_draw(SEXP spec, SEXP m_, SEXP d_, SEXP seed)
   return out;
 }
 
+SEXP C_rff_draw_prior(SEXP spec, SEXP m_, SEXP d_, SEXP seed, SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  const int m = Rf_asInteger(m_), d = Rf_asInteger(d_);
+  SEXP omega = PROTECT(Rf_allocMatrix(REALSXP, m, d));
+  SEXP phase = PROTECT(Rf_allocVector(REALSXP, m));
+  SEXP amplitude = PROTECT(Rf_allocVector(REALSXP, m));
+  rff_draw_prior(&k, m, d, glue_seed(seed), REAL(omega), REAL(phase), REAL(amplitude),
+                 glue_threads(threads));
+  const char *names[] = {"omega", "phase", "amplitude", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, omega);
+  SET_VECTOR_ELT(out, 1, phase);
+  SET_VECTOR_ELT(out, 2, amplitude);
+  UNPROTECT(4);
+  return out;
+}
+
 SEXP C_rff_matmul(SEXP omega, SEXP phase, SEXP variance, SEXP x, SEXP W,
                   SEXP threads)
 {

@@ -26,9 +26,10 @@
 # - iterative_cold: the same without warm starts (warm_start = "none"), to
 #   measure what they save.
 # - iterative_previous: the same with every solve started from the previous
-#   step's solutions (warm_start = "previous", the default until
-#   2026-11-27: the `warm_start` column says which a row ran); not run by
-#   default.
+#   step's solutions (warm_start = "previous": the default until
+#   2026-11-27 and again since the prior draws' importance sampling of
+#   2026-11-28, "extrapolated" in between; the `warm_start` column says
+#   which a row ran); not run by default.
 # - iterative_capped: the same with every inner solve stopped after 10 CG
 #   iterations (inner_iterations = 10, Lin et al.'s early-stopping budget
 #   for pol, elevators and bike), warm-started; not run by default.

@@ -13,7 +13,8 @@
 # mean predicted variance over the mean exact variance (var_ratio) and the
 # median of the pointwise ratios:
 #   shared_exact    one set of 2000 random features shared by the samples
-#                   (sddgp 0.2.0), solved exactly;
+#                   (as in sddgp 0.2.0, whose frequencies were not yet
+#                   importance-sampled), solved exactly;
 #   own_exact       a set of 2000 features per sample (draw_prior() now),
 #                   solved exactly; own_exact_8000 with 8000 features;
 #   cg_default      gp_sdd(solver = "cg"), default tolerance, which solves

@@ -113,7 +113,7 @@ ref_prior_paths <- function(prior, xs, variance = 1) {
     rows <- (s - 1L) * m + seq_len(m)
     drop(sqrt(2 * variance / m) * cos(xs %*% t(prior$omega[rows, , drop = FALSE]) +
                                         rep(prior$phase[rows], each = nrow(xs))) %*%
-           prior$weights[, s])
+           (prior$amplitude[rows] * prior$weights[, s]))
   }, numeric(nrow(xs)))
 }
 

@@ -1,14 +1,25 @@
-# Prior draws by random Fourier features: the frequencies must follow the
-# kernel's spectral density, so that the features' inner products converge
-# to the kernel, and the weights must be independent standard normals.
+# Prior draws by random Fourier features: the frequencies, importance
+# sampled, and their amplitudes must give inner products that converge to
+# the kernel, and the weights must be independent standard normals.
 
 # The features at x (standardised units) computed here in base R from the
-# stored frequencies and phases: sqrt(2 variance / m) cos(omega' x / l + phase).
+# stored frequencies, phases and amplitudes:
+# amplitude sqrt(2 variance / m) cos(omega' x / l + phase).
 ref_features <- function(prior, kernel, x) {
   xs <- sweep(x, 2, kernel$lengthscale, "/")
   m <- nrow(prior$omega)
-  sqrt(2 * kernel$variance / m) *
-    cos(xs %*% t(prior$omega) + rep(prior$phase, each = nrow(x)))
+  sweep(sqrt(2 * kernel$variance / m) *
+          cos(xs %*% t(prior$omega) + rep(prior$phase, each = nrow(x))),
+        2, prior$amplitude, "*")
+}
+
+# The log density of a d-variate Student-t with df degrees of freedom (0:
+# the standard normal), written out.
+ref_log_t <- function(w, df) {
+  d <- ncol(w)
+  if (df == 0) return(-d / 2 * log(2 * pi) - rowSums(w^2) / 2)
+  lgamma((df + d) / 2) - lgamma(df / 2) - d / 2 * log(df * pi) -
+    (df + d) / 2 * log1p(rowSums(w^2) / df)
 }
 
 # Five points at scaled distances between about 0.3 and 2, where every
@@ -31,14 +42,38 @@ test_that("random Fourier features reproduce the kernel (all families, d = 3)", 
     Phi <- ref_features(prior, ker, prior_points)
     K <- ref_kernel(prior_points, prior_points, fam, prior_ls, 1.7)
     # Each entry of Phi Phi' is variance / m times a sum of m iid terms
-    # cos(w'(xi - xj)) + cos(w'(xi + xj) + 2 phase), of variance at most
-    # 1/2 + 1; its standard deviation is at most 1.7 sqrt(1.5 / m) = 0.0066.
-    # Six standard deviations over the 15 distinct entries are a safe
-    # bound, while a wrong spectral density (say independent Student-t
-    # coordinates for the Matern kernels in d = 3, or frequencies off by
-    # 10%) moves some entries by 0.05 or more.
-    expect_lt(max(abs(tcrossprod(Phi) - K)), 6 * 1.7 * sqrt(1.5 / m))
+    # amplitude^2 (cos(w'(xi - xj)) + cos(w'(xi + xj) + 2 phase)), with
+    # amplitude^2 at most 2, of variance at most 4 (1/2 + 1); its standard
+    # deviation is at most 1.7 sqrt(6 / m) = 0.013.  Six standard
+    # deviations over the 15 distinct entries are a safe bound, while a
+    # wrong spectral density or importance weight (say independent
+    # Student-t coordinates for the Matern kernels in d = 3, frequencies
+    # off by 10%, or amplitudes of 1) moves some entries by 0.05 or more.
+    expect_lt(max(abs(tcrossprod(Phi) - K)), 6 * 1.7 * sqrt(6 / m))
   }
+})
+
+test_that("prior draws' frequencies are importance-weighted against a Cauchy-tailed mixture", {
+  # amplitude^2 = p / ((p + q) / 2): p the spectral density (Student-t with
+  # 2 nu degrees of freedom, or normal), q a Student-t with one.
+  withr::local_seed(45)
+  for (case in list(list(matern(3/2, prior_ls, 1), 3), list(matern(5/2, prior_ls, 1), 5),
+                    list(squared_exponential(prior_ls, 1), 0),
+                    list(matern(1/2, prior_ls, 1), 1))) {
+    prior <- sddgp:::draw_prior(case[[1]], 3L, 500L, 2L)
+    p <- ref_log_t(prior$omega, case[[2]])
+    q <- ref_log_t(prior$omega, 1)
+    expect_equal(prior$amplitude^2, exp(p) / ((exp(p) + exp(q)) / 2), tolerance = 1e-10)
+    expect_true(all(prior$amplitude <= sqrt(2)))
+  }
+  # Half of the frequencies from each: beyond the spectral density's 99th
+  # percentile of |omega|^2 / 3 (an F(3, 3) for the Matern-3/2) lie
+  # 0.5 * 0.01 + 0.5 * 0.135 = 0.07 of them (the one-degree t's share
+  # there by simulation), not 0.01.
+  prior <- sddgp:::draw_prior(matern(3/2, prior_ls, 1), 3L, 20000L, 1L)
+  beyond <- mean(rowSums(prior$omega^2) / 3 > stats::qf(0.99, 3, 3))
+  expect_gt(beyond, 0.055)
+  expect_lt(beyond, 0.085)
 })
 
 test_that("prior_values() is the feature expansion Phi W", {

@@ -12,11 +12,13 @@ post_ls <- c(0.3, 0.5)
 # B = Phi(x*) - k*' A^{-1} Phi(X), Lambda the observations' noise variances.
 feature_posterior_cov <- function(fit, x, xt, family) {
   ker <- fit$kernel
+  # Every sample's features with their amplitudes, scaled so that Phi Phi'
+  # is the samples' mean covariance.
   feat <- function(z) {
     m <- nrow(fit$prior$omega)
-    sqrt(2 * ker$variance / m) *
-      cos(sweep(z, 2, ker$lengthscale, "/") %*% t(fit$prior$omega) +
-            rep(fit$prior$phase, each = nrow(z)))
+    sweep(sqrt(2 * ker$variance / m) *
+            cos(sweep(z, 2, ker$lengthscale, "/") %*% t(fit$prior$omega) +
+                  rep(fit$prior$phase, each = nrow(z))), 2, fit$prior$amplitude, "*")
   }
   noise <- fit$noise / if (is.null(fit$weights)) 1 else fit$weights
   A <- ref_kernel(x, x, family, ker$lengthscale, ker$variance) + diag(noise, nrow(x))

@@ -207,10 +207,12 @@ test_that("sample paths have the covariance pathwise conditioning implies", {
   # a path f0(x) + k(x, Z) Kmm^-1 (u - f0(Z)) has mean k(x, Z) a and
   # covariance, with H = k(x, Z) Kmm^-1 and Kf = Phi Phi',
   # Kf(x, x) - H Kf(Z, x) - Kf(x, Z) H' + H (Kf(Z, Z) + S) H'.
-  # Phi(x) = sqrt(2 sigma_f^2 / m) cos(x omega' / l + phase), m features.
+  # Phi(x) = amplitude sqrt(2 sigma_f^2 / m) cos(x omega' / l + phase), m
+  # features (every sample's, scaled so that Phi Phi' is their mean).
   phi <- function(x) {
-    sqrt(2 / nrow(fit$prior$omega)) *
-      cos((x / 0.3) %*% t(fit$prior$omega) + rep(fit$prior$phase, each = nrow(x)))
+    sweep(sqrt(2 / nrow(fit$prior$omega)) *
+            cos((x / 0.3) %*% t(fit$prior$omega) + rep(fit$prior$phase, each = nrow(x))),
+          2, fit$prior$amplitude, "*")
   }
   ref <- ref_svgp(d$x, d$y, st$inducing, xnew, "matern52", 0.3, 1, 0.05, 1e-6)
   H <- ref_kernel(xnew, st$inducing, "matern52", 0.3, 1) %*% solve(ref$Kmm)

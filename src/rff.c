@@ -67,13 +67,20 @@ void rff_draw_range(const kernel *k, int m, int d, uint64_t seed,
 #define PRIOR_HEAVY_DF 1
 #define PRIOR_HEAVY_SHARE 0.5
 
-/* log density of a d-variate Student-t with df degrees of freedom (df = 0:
- * the standard normal) at a point of squared norm r2. */
-static double log_spectral_density(int df, int d, double r2)
+/* The log normalising constant of a d-variate Student-t with df degrees
+ * of freedom (df = 0: the standard normal), computed once per draw: lgamma
+ * is neither cheap nor thread-safe (glibc's sets signgam). */
+static double log_spectral_constant(int df, int d)
 {
-  if (df == 0) return -0.5 * d * log(6.283185307179586) - 0.5 * r2;
-  return lgamma(0.5 * (df + d)) - lgamma(0.5 * df) -
-         0.5 * d * log(df * 3.141592653589793) - 0.5 * (df + d) * log1p(r2 / df);
+  if (df == 0) return -0.5 * d * log(6.283185307179586);
+  return lgamma(0.5 * (df + d)) - lgamma(0.5 * df) - 0.5 * d * log(df * 3.141592653589793);
+}
+
+/* Its log density at a point of squared norm r2, given that constant. */
+static double log_spectral_density(int df, int d, double constant, double r2)
+{
+  if (df == 0) return constant - 0.5 * r2;
+  return constant - 0.5 * (df + d) * log1p(r2 / df);
 }
 
 void rff_draw_prior(const kernel *k, int m, int d, uint64_t seed,
@@ -82,6 +89,8 @@ void rff_draw_prior(const kernel *k, int m, int d, uint64_t seed,
 {
   const int df = kernel_spectral_df(k);
   const int stride = df > PRIOR_HEAVY_DF ? df : PRIOR_HEAVY_DF;
+  const double constant_p = log_spectral_constant(df, d);
+  const double constant_q = log_spectral_constant(PRIOR_HEAVY_DF, d);
   #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
       if (m >= DRAW_PARALLEL_MIN)
   for (int i = 0; i < m; i++) {
@@ -92,8 +101,8 @@ void rff_draw_prior(const kernel *k, int m, int d, uint64_t seed,
     for (int c = 0; c < d; c++) r2 += omega[i + (size_t)c * m] * omega[i + (size_t)c * m];
     /* p / r = 1 / (1 - share + share q / p), from the log ratio: q / p
      * overflows to infinity far in a normal p's tail, giving weight 0. */
-    const double q_over_p = exp(log_spectral_density(PRIOR_HEAVY_DF, d, r2) -
-                                log_spectral_density(df, d, r2));
+    const double q_over_p = exp(log_spectral_density(PRIOR_HEAVY_DF, d, constant_q, r2) -
+                                log_spectral_density(df, d, constant_p, r2));
     amplitude[i] = sqrt(1.0 / (1.0 - PRIOR_HEAVY_SHARE + PRIOR_HEAVY_SHARE * q_over_p));
   }
 }

@@ -26,7 +26,15 @@
 #   sdd_default     gp_sdd(solver = "sdd") with its defaults.
 #
 #   Rscript inst/benchmarks/standard_errors.R [--seeds=1,2] [--threads=2]
+#       [--cases=elevators_published,bike_published,large_prior_variance,tiny_noise]
+#       [--methods=shared_exact,own_exact,own_exact_8000,cg_default,cg_mean_tol,sdd_default]
 #       [--data=../shared/data/uci] [--out=inst/extdata/benchmarks/standard_errors.csv]
+#
+# --seeds also takes a range, first:last.  Over many seeds the exact
+# solves alone say whether a ratio is a bias or the spread of the random
+# features (standard_errors_seeds.csv):
+#   Rscript inst/benchmarks/standard_errors.R --cases=tiny_noise --seeds=1:24
+#       --methods=own_exact,own_exact_8000 --out=inst/extdata/benchmarks/standard_errors_seeds.csv
 #
 # --part=elevators: all of elevators split 1 with the hyperparameters of
 # step 100 of the ascent that `estimation_path.R --part=uci --datasets=elevators
@@ -44,7 +52,10 @@ ns <- asNamespace("sddgp")
 `%||%` <- ns[["%||%"]]
 
 part <- choice_option("part", c("subsets", "elevators"))[1L]
-seeds <- as.integer(split_list(option("seeds", "1,2")))
+seeds <- option("seeds", "1,2")
+seeds <- if (grepl(":", seeds, fixed = TRUE)) {
+  do.call(seq, as.list(as.integer(strsplit(seeds, ":", fixed = TRUE)[[1L]])))
+} else as.integer(split_list(seeds))
 threads <- as.integer(option("threads", if (part == "subsets") "2" else "1"))
 data_dir <- option("data", file.path("..", "shared", "data", "uci"))
 
@@ -117,6 +128,9 @@ cases <- list(elevators_published = function() uci_case("elevators", 1L),
               bike_published = function() uci_case("bike", 0L),
               large_prior_variance = function() synthetic_case(100 * 1e-3),
               tiny_noise = function() synthetic_case(100 * 2.5e-5))
+cases <- cases[choice_option("cases", names(cases))]
+methods <- choice_option("methods", c("shared_exact", "own_exact", "own_exact_8000",
+                                      "cg_default", "cg_mean_tol", "sdd_default"))
 
 rows <- list()
 for (case in names(cases)) {
@@ -126,6 +140,14 @@ for (case in names(cases)) {
   projected <- backsolve(L, matern32(p$x, p$x_new, p$kernel), transpose = TRUE)
   exact <- p$kernel$variance - colSums(projected^2)
   weights <- backsolve(L, projected) # H^-1 k(X, x*)
+  # The exact variance subtracts nearly all of the prior's; one step of
+  # iterative refinement of the solve checks that it kept its digits.
+  H <- matern32(p$x, p$x, p$kernel) + diag(p$noise, n)
+  cross <- matern32(p$x, p$x_new, p$kernel)
+  refined <- weights + backsolve(L, backsolve(L, cross - H %*% weights, transpose = TRUE))
+  cat(sprintf("%s: mean exact variance %.6g, with a refined solve %.6g\n", case,
+              mean(exact), mean(p$kernel$variance - colSums(cross * refined))))
+  rm(H)
   mean_tolerance <- ns$solve_tolerance(NULL, list(noise = p$noise, rhs = cbind(p$y)))
   record <- function(method, seed, variance, fit = NULL, warned = FALSE, seconds = NA,
                      used = features, short = FALSE) {
@@ -154,17 +176,24 @@ for (case in names(cases)) {
     rowMeans((ns$prior_values(prior, p$kernel, p$x_new, threads) - crossprod(weights, b))^2)
   }
   for (seed in seeds) {
-    set.seed(seed)
-    shared <- ns$draw_prior(p$kernel, d, features, 1L)
-    shared$weights <- matrix(rnorm(features * samples), features)
-    shared$independent <- FALSE
-    record("shared_exact", seed, exact_solve(shared))
-    set.seed(seed)
-    record("own_exact", seed, exact_solve(ns$draw_prior(p$kernel, d, features, samples)))
-    set.seed(seed)
-    record("own_exact_8000", seed,
-           exact_solve(ns$draw_prior(p$kernel, d, 4L * features, samples)), used = 4L * features)
-    for (method in c("cg_default", "cg_mean_tol", "sdd_default")) {
+    if ("shared_exact" %in% methods) {
+      set.seed(seed)
+      shared <- ns$draw_prior(p$kernel, d, features, 1L)
+      shared$weights <- matrix(rnorm(features * samples), features)
+      shared$independent <- FALSE
+      record("shared_exact", seed, exact_solve(shared))
+    }
+    if ("own_exact" %in% methods) {
+      set.seed(seed)
+      record("own_exact", seed, exact_solve(ns$draw_prior(p$kernel, d, features, samples)))
+    }
+    if ("own_exact_8000" %in% methods) {
+      set.seed(seed)
+      record("own_exact_8000", seed,
+             exact_solve(ns$draw_prior(p$kernel, d, 4L * features, samples)),
+             used = 4L * features)
+    }
+    for (method in intersect(c("cg_default", "cg_mean_tol", "sdd_default"), methods)) {
       set.seed(seed)
       warned <- short <- FALSE
       start <- proc.time()[["elapsed"]]

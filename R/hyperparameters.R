@@ -62,15 +62,19 @@
 #' features of its own, which makes it unbiased (shared features bias it,
 #' the more so the smaller the noise). Where the noise is small against
 #' the signal variance, a random-feature draw's error in the directions the
-#' noise dominates is amplified by \eqn{H^{-1}}{H^-1}: a few probes'
-#' solutions then exceed what any exact draw could give (their
-#' \eqn{v' \Lambda v}{v' noise v} above \eqn{n + 10 \sqrt{2n}}{n + 10 sqrt(2n)},
-#' which for an exact draw has probability below 1e-8). Those probes are
-#' left out of the step's gradient and of the fit's samples, and the fit
-#' warns (`sddgp_warning_estimation_probes`); below about 1e-5 of the
-#' signal variance the estimate stays biased even so
-#' (`inst/benchmarks/pathwise_probes.R`), and the subset's estimate is the
-#' safer one. The ascent stops when the likelihood,
+#' noise dominates is amplified by \eqn{H^{-1}}{H^-1}; the features'
+#' frequencies are therefore importance-sampled, half of them from a
+#' heavier-tailed density (see [predict.sddgp()]). On 500 synthetic points
+#' with noise 4.2e-4, 2.7e-6 and 2.1e-7 of the signal variance, the
+#' estimate's mean over 200 probe sets lay within 1.85 standard errors of
+#' the exact gradient in every component, with 0.95 to 5.6 times the spread of
+#' probes drawn exactly from the prior (`inst/benchmarks/pathwise_probes.R`).
+#' A probe whose solution still exceeds what any exact draw could give
+#' (its \eqn{v' \Lambda v}{v' noise v} above
+#' \eqn{n + 10 \sqrt{2n}}{n + 10 sqrt(2n)}, which for an exact draw has
+#' probability below 1e-8) is left out of the step's gradient and of the
+#' fit's samples, and the fit warns (`sddgp_warning_estimation_probes`).
+#' The ascent stops when the likelihood,
 #' estimated along the path from the gradients, stops rising (see
 #' [iterative_control()]); `fit$estimation$iterative` records the path, the
 #' gradients, the likelihood's estimated gain, and the inner iterations,

@@ -301,7 +301,8 @@ inner_residual <- function(sol) {
 # The settings of the inner solves: the control's solver to its relative
 # residual `inner_tolerance`.
 inner_control <- function(control) {
-  args <- list(tolerance = control$inner_tolerance, features = control$features)
+  args <- list(tolerance = control$inner_tolerance, features = control$features,
+               precision = control$precision %||% "double")
   budget <- control$inner_iterations
   if (control$solver == "cg") {
     do.call(cg_control, c(args, if (!is.null(budget)) list(max_iterations = budget)))
@@ -360,6 +361,19 @@ likelihood_gain <- function(path, gradients) {
 #'   stop, the step limit ends the ascent with a warning.
 #' @param features Number of random Fourier features of the probes' prior
 #'   draws.
+#' @param precision Precision of the kernel values in the inner solves,
+#'   `"double"` or `"single"` (as in [cg_control()]: float kernel values,
+#'   double sums); the gradient's pass over the pairs stays in double.
+#'   Where the kernel matrix is not cached (above 15,811 points with
+#'   [cg_control()]'s default `cache_limit`), single precision made a CG
+#'   iteration of the targets and 16 probes 1.45 times faster on 10,000
+#'   points of protein (`inst/benchmarks/estimation_precision.R`, one
+#'   thread), and its solutions differed from double precision's by
+#'   0.0072 (relative), less than the default `inner_tolerance` lets
+#'   either err. The default stays `"double"`, since the error of a float
+#'   kernel value, about 1e-6 of the kernel variance (section Single
+#'   precision of [sdd_control()]), comes near the noise where the noise
+#'   is tiny against the kernel variance.
 #' @return An object of class `sddgp_iterative_control`, a list of the
 #'   settings.
 #' @seealso [estimation_control()]
@@ -371,7 +385,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
                               warm_start = c("previous", "extrapolated", "none"),
                               learning_rate = 0.1, max_steps = 100,
                               window = 5, tolerance = 1e-5,
-                              features = 2000) {
+                              features = 2000, precision = c("double", "single")) {
   check_number(probes, "probes", lower = 1, upper = 1e4, integer = TRUE)
   solver <- choose_one(solver, "solver", c("cg", "sdd"))
   check_number(inner_tolerance, "inner_tolerance", lower = 0, upper = 1,
@@ -387,6 +401,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
   check_number(window, "window", lower = 1, upper = 1e5, integer = TRUE)
   check_number(tolerance, "tolerance", lower = 0)
   check_number(features, "features", lower = 1, upper = 1e6, integer = TRUE)
+  precision <- choose_one(precision, "precision", c("double", "single"))
   structure(list(probes = as.integer(probes), solver = solver,
                  inner_tolerance = inner_tolerance,
                  inner_iterations = if (!is.null(inner_iterations))
@@ -394,15 +409,17 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
                  warm_start = warm_start,
                  learning_rate = learning_rate, max_steps = as.integer(max_steps),
                  window = as.integer(window), tolerance = tolerance,
-                 features = as.integer(features)),
+                 features = as.integer(features), precision = precision),
             class = "sddgp_iterative_control")
 }
 
 #' @export
 print.sddgp_iterative_control <- function(x, ...) {
   cat("Settings of hyperparameter estimation on all the data\n")
-  cat(sprintf("  %d probes, inner solver %s to relative residual %s, warm start %s\n",
-              x$probes, x$solver, format(x$inner_tolerance), x$warm_start))
+  cat(sprintf("  %d probes, inner solver %s to relative residual %s%s, warm start %s\n",
+              x$probes, x$solver, format(x$inner_tolerance),
+              if (identical(x$precision, "single")) " in single precision" else "",
+              x$warm_start))
   cat(sprintf("  Adam: learning rate %s, at most %d steps, tolerance %s per point over %d steps\n",
               format(x$learning_rate), x$max_steps, format(x$tolerance), x$window))
   invisible(x)

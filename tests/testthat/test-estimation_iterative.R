@@ -354,6 +354,24 @@ test_that("bad settings of estimation on all the data are classed errors", {
   expect_error(iterative_control(learning_rate = -1), class = "sddgp_error_argument")
   expect_error(iterative_control(warm_start = NA), class = "sddgp_error_argument")
   expect_error(iterative_control(warm_start = TRUE), class = "sddgp_error_argument")
+  expect_error(iterative_control(precision = "half"), class = "sddgp_error_argument")
+})
+
+test_that("inner solves in single precision follow the double-precision ascent", {
+  d <- make_data(400, d = 2, seed = 31, noise_sd = 0.1)
+  path <- function(precision) {
+    fit <- at_step_limit(withr::with_seed(32, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
+      estimation = estimation_control(method = "iterative", subset_size = 150,
+                                      iterative = iterative_control(max_steps = 6,
+                                                                    precision = precision)))))
+    fit$estimation$iterative$path
+  }
+  single <- path("single")
+  double <- path("double")
+  # The setting reaches the solves (float kernel values change the bits),
+  # and their error is small against the steps (0.1 in log hyperparameters).
+  expect_false(identical(single, double))
+  expect_lt(max(abs(single - double)), 0.01)
 })
 
 test_that("the settings print what they are", {
@@ -361,6 +379,8 @@ test_that("the settings print what they are", {
     "16 probes, inner solver cg to relative residual 0.01, warm start previous"))
   expect_output(print(iterative_control(warm_start = "none", solver = "sdd")),
                 "inner solver sdd to relative residual 0.01, warm start none")
+  expect_output(print(iterative_control(precision = "single")),
+                "relative residual 0.01 in single precision, warm start previous")
 })
 
 test_that("summary() reports the estimation on all the data", {

@@ -302,7 +302,7 @@ inner_residual <- function(sol) {
 # residual `inner_tolerance`.
 inner_control <- function(control) {
   args <- list(tolerance = control$inner_tolerance, features = control$features,
-               precision = control$precision %||% "double")
+               precision = control$precision)
   budget <- control$inner_iterations
   if (control$solver == "cg") {
     do.call(cg_control, c(args, if (!is.null(budget)) list(max_iterations = budget)))

@@ -7,8 +7,9 @@
 #include "threads.h"
 #include "workspace.h"
 
-/* A probed residual this far above 1, that of alpha = 0, means the
- * iteration is unstable: the step size is too large. */
+/* A probed residual this far above 1, that of alpha = 0 (or above the
+ * start's, if larger), means the iteration is unstable: the step size is
+ * too large. */
 #define SDD_DIVERGENCE_RESIDUAL 1e3
 /* sdd_stalled() judges no run before this step (the geometric average
  * trails the iterate by 1 / rate steps, 100 with the default rate), and
@@ -370,10 +371,6 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
     status = SOLVER_NO_MEMORY;
     goto done;
   }
-  if (opt->shard) {
-    sharded = shard_op(K, opt->shard, rounds, &sh, shard_x);
-    K = w.K = &sharded;
-  }
   if (opt->alpha0) memcpy(w.alpha, opt->alpha0, sizeof(double) * len);
   if (opt->alpha_bar0 || opt->alpha0)
     memcpy(alpha_bar, opt->alpha_bar0 ? opt->alpha_bar0 : opt->alpha0, sizeof(double) * len);
@@ -382,11 +379,28 @@ solver_status sdd_solve(const kernel_op *K, const double *noise,
   if (opt->momentum0) memcpy(mom, opt->momentum0, sizeof(double) * len);
   *iterations_done = opt->first_iteration;
   solver_rhs_norms(rhs, n, nrhs, NULL, n, rhs_norm);
+  /* Divergence is judged against the start: a warm start can itself lie
+   * far above the residual of zero (warm_start = "nystrom" where the noise
+   * is small against the kernel), which says nothing of the step size.
+   * Every process probes the whole start alike (probe 0; steps probe from
+   * 1), before the kernel is sharded. */
+  double diverged_above = SDD_DIVERGENCE_RESIDUAL;
+  if (opt->alpha0 && opt->first_iteration == 0 && opt->check_every > 0) {
+    residual_probe(K, noise, rhs, rhs_norm, nrhs, alpha_bar, P, opt->seed, 0,
+                   opt->nthreads, probe_work, probe_rows, values);
+    for (int c = 0; c < nrhs; c++)
+      if (isfinite(values[c]))
+        diverged_above = fmax(diverged_above, SDD_DIVERGENCE_RESIDUAL * values[c]);
+  }
+  if (opt->shard) {
+    sharded = shard_op(K, opt->shard, rounds, &sh, shard_x);
+    K = w.K = &sharded;
+  }
   /* Probed residuals are the measures; the iterate (not only its average)
    * must stay finite (a sharded solve's processes check their own
    * coordinates and share the verdict, below). */
   const solver_stop_rule rule = {
-      .nmeasures = nrhs, .diverged_above = SDD_DIVERGENCE_RESIDUAL,
+      .nmeasures = nrhs, .diverged_above = diverged_above,
       .has_tolerance = 1, .tolerance = opt->tolerance,
       .iterate = opt->shard ? NULL : w.alpha, .len = len, .callback = callback,
       .ctx = ctx};

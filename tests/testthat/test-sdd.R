@@ -490,6 +490,28 @@ test_that("a warm-started fit converges to the exact solve, from its warm start"
   expect_gt(sddgp:::final_residual(cold), 0.5)
 })
 
+test_that("divergence is judged against a warm start worse than zero", {
+  d <- make_data(500, 3, seed = 76, noise_sd = 0.01)
+  fit <- function(...) {
+    withr::with_seed(77, gp_sdd(d$x, d$y, kernel = matern(3/2, 0.3, 1), noise = 1e-4,
+                                standardize = FALSE, threads = 2L,
+                                control = sdd_control(tolerance = 0, warm_start = "nystrom",
+                                                      warm_start_rank = 20, ...)))
+  }
+  # The Nystrom start puts the low-rank fit's residuals, over the noise, on
+  # every point: far above the residual of zero.  The steps from it are
+  # stable and bring it down; the run ends short, with a warning, not a
+  # divergence error (which it was, after one step, when the bar was 1000
+  # times the residual of zero whatever the start).
+  expect_warning(f <- fit(iterations = 300, check_every = 10),
+                 class = "sddgp_warning_not_converged")
+  res <- f$trace$residual
+  expect_gt(res[1], 1e3)
+  expect_lt(res[length(res)], res[1] / 10)
+  # A step size that blows up from there is still caught.
+  expect_error(fit(iterations = 300, step_size = 1e4), class = "sddgp_error_divergence")
+})
+
 test_that("a warm start that fails is a divergence error", {
   problem <- test_problem(matrix(seq_len(20) / 20), matern(3/2, 1, 1), 0.1, matrix(1, 20, 1))
   # A negative noise variance makes I + L' D^-1 L indefinite.

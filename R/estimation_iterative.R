@@ -418,7 +418,7 @@ print.sddgp_iterative_control <- function(x, ...) {
   cat("Settings of hyperparameter estimation on all the data\n")
   cat(sprintf("  %d probes, inner solver %s to relative residual %s%s, warm start %s\n",
               x$probes, x$solver, format(x$inner_tolerance),
-              if (identical(x$precision, "single")) " in single precision" else "",
+              if (x$precision == "single") " in single precision" else "",
               x$warm_start))
   cat(sprintf("  Adam: learning rate %s, at most %d steps, tolerance %s per point over %d steps\n",
               format(x$learning_rate), x$max_steps, format(x$tolerance), x$window))

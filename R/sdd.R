@@ -12,8 +12,9 @@
 #' subset of 1000 points and the step size is set to `step_fraction` of the
 #' stability limit. A run whose iterates blow up (a probed relative residual
 #' 1000 times that of zero, or of the warm start where that is larger) is
-#' stopped (at the next residual check, see `check_every`); with an automatic step size it is then
-#' run again from the start with half the step, up to five times, and
+#' stopped (at the next residual check, see `check_every`); with an
+#' automatic step size it is then run again from the start with half the
+#' step, up to five times, and
 #' [summary()][summary.sddgp()] reports the halvings. A run that still
 #' diverges, or one with a given `step_size`, is reported as an error of
 #' class `sddgp_error_divergence`.

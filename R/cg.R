@@ -27,6 +27,18 @@
 #' `jitter = 1` and 322, 97, 445, 380 and 305 with no preconditioner (pol,
 #' elevators, bike, protein, keggdirected: 13,500 to 43,945 points; bike's
 #' noise variance, 3.9e-5, is the smallest).
+#' `preconditioner = "vecchia"` approximates \eqn{(K + \lambda I)^{-1}}{(K + lambda I)^-1}
+#' itself by Vecchia's sparse inverse Cholesky factor (Katzfuss and
+#' Guinness 2021): in a fixed pseudo-random order, each observation is
+#' conditioned on its `neighbours` nearest earlier points (in the inputs
+#' divided by the length scales), which costs an exhaustive search of
+#' \eqn{n^2/2}{n^2/2} distances and \eqn{n}{n} factorisations of at most
+#' `neighbours` x `neighbours` blocks, and \eqn{O(n \cdot \mathrm{neighbours})}{O(n * neighbours)}
+#' per iteration and column. Where the noise is small and the kernel's
+#' spectrum decays slowly (many inputs, short length scales), a low-rank
+#' preconditioner leaves most of the ill-conditioning in place, while
+#' Vecchia's captures the local structure (see `inst/benchmarks/cg_preconditioner.R`).
+#' Stationary kernels only.
 #' `preconditioner = "none"` is plain CG.
 #' A breakdown (a search direction of non-positive curvature, or non-finite
 #' values) is reported as an error of class `sddgp_error_divergence`.
@@ -38,9 +50,13 @@
 #'   posterior samples need it. The reference
 #'   implementation uses 0.01 for the mean and 0.001 for samples.
 #' @param max_iterations Largest number of iterations (kernel products).
-#' @param preconditioner `"pivoted_cholesky"` or `"none"` (plain CG).
+#' @param preconditioner `"pivoted_cholesky"`, `"vecchia"` or `"none"`
+#'   (plain CG).
 #' @param rank Largest rank of the pivoted Cholesky factor (capped at the
 #'   number of data).
+#' @param neighbours Number of nearest earlier points each observation is
+#'   conditioned on by the Vecchia preconditioner (capped at the number of
+#'   data less one, where the preconditioner is the exact inverse).
 #' @param jitter Diagonal added to the kernel matrix before its pivoted
 #'   Cholesky factorisation (see Details); at least 0. The reference
 #'   implementation's value is 1.
@@ -62,13 +78,18 @@
 #'   Harbrecht, H., Peters, M. and Schneider, R. (2012). On the low-rank
 #'   approximation by the pivoted Cholesky decomposition. *Applied Numerical
 #'   Mathematics*, 62(4), 428--440.
+#'
+#'   Katzfuss, M. and Guinness, J. (2021). A general framework for Vecchia
+#'   approximations of Gaussian processes. *Statistical Science*, 36(1),
+#'   124--141.
 #' @examples
 #' cg_control(tolerance = 1e-3, rank = 50)
 #' cg_control(preconditioner = "none")
+#' cg_control(preconditioner = "vecchia", neighbours = 30)
 #' @export
 cg_control <- function(tolerance = NULL, max_iterations = 1000,
-                       preconditioner = c("pivoted_cholesky", "none"),
-                       rank = 100, jitter = 0, features = 2000,
+                       preconditioner = c("pivoted_cholesky", "none", "vecchia"),
+                       rank = 100, jitter = 0, neighbours = 50, features = 2000,
                        cache = c("auto", "always", "never"), cache_limit = 2e9,
                        precision = c("double", "single")) {
   if (!is.null(tolerance)) {
@@ -77,12 +98,14 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000,
   check_number(max_iterations, "max_iterations", lower = 1,
                upper = .Machine$integer.max, integer = TRUE)
   preconditioner <- choose_one(preconditioner, "preconditioner",
-                               c("pivoted_cholesky", "none"))
+                               c("pivoted_cholesky", "none", "vecchia"))
   check_number(rank, "rank", lower = 1, upper = .Machine$integer.max, integer = TRUE)
+  check_number(neighbours, "neighbours", lower = 1, upper = 1000, integer = TRUE)
   check_number(jitter, "jitter", lower = 0)
   new_control("cg", c(list(
     tolerance = tolerance, max_iterations = as.integer(max_iterations),
-    preconditioner = preconditioner, rank = as.integer(rank), jitter = jitter),
+    preconditioner = preconditioner, rank = as.integer(rank), jitter = jitter,
+    neighbours = as.integer(neighbours)),
     kernel_settings(cache, cache_limit, precision)), features)
 }
 
@@ -91,15 +114,23 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000,
 cg_settings <- function(control, n, tolerance = control$tolerance, alpha0 = NULL) {
   c(list(tolerance = tolerance, max_iterations = control$max_iterations,
          alpha0 = alpha0,
-         # 0: no preconditioner
-         rank = if (control$preconditioner == "none") 0L else
+         # 0: no pivoted Cholesky factor
+         rank = if (control$preconditioner != "pivoted_cholesky") 0L else
            min(control$rank, as.integer(n)),
-         jitter = control$jitter),
+         jitter = control$jitter,
+         # 0: no Vecchia factor
+         neighbours = if (control$preconditioner != "vecchia") 0L else
+           min(control$neighbours, max(as.integer(n) - 1L, 1L))),
     operator_settings(control, n))
 }
 
 # CG needs no state: new samples are solved exactly as at fit time.
 solve_cg <- function(problem, control, threads, state) {
+  if (control$preconditioner == "vecchia" && is_tanimoto(problem$kernel)) {
+    abort_argument("control", paste(
+      "has preconditioner = \"vecchia\", whose neighbours are nearest in distance:",
+      "the Tanimoto kernel has none; use preconditioner = \"pivoted_cholesky\""))
+  }
   settings <- cg_settings(control, nrow(problem$x),
                           solve_tolerance(control$tolerance, problem),
                           problem$alpha0)

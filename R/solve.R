@@ -31,7 +31,7 @@ solver_registry <- function() {
                solve = solve_sdd, mean_residual = TRUE),
     cholesky = list(label = "exact Cholesky solve", control = cholesky_control,
                     solve = solve_cholesky, mean_residual = FALSE),
-    cg = list(label = "conjugate gradients, pivoted-Cholesky preconditioner",
+    cg = list(label = "preconditioned conjugate gradients",
               control = cg_control, solve = solve_cg, mean_residual = TRUE),
     sgd = list(label = "stochastic gradient descent (Lin et al. 2023)",
                control = sgd_control, solve = solve_sgd, mean_residual = TRUE),

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "cg.h"
 #include "nystrom.h"
+#include "vecchia.h"
 #include "workspace.h"
 
 /* Work (rows x columns x (d + right-hand sides)) of one slab of a kernel
@@ -62,13 +63,24 @@ static void retire_converged(cg_slots *st, const double *res, double tol,
     if (res[st->col[s]] <= tol) retire(st, s, alpha);
 }
 
+/* The preconditioner: Vecchia's when `vecchia`, else the Nystrom one (the
+ * identity at rank 0). */
+typedef struct {
+  int vecchia;
+  vecchia vc;
+  nystrom ny;
+} preconditioner;
+
 /* z = P^-1 r for the running columns, then p = z + (r'z / r'z_old) p
  * (p = z when `first`).  Returns 0 if some r'z is not positive and finite. */
-static int new_directions(cg_slots *st, const nystrom *w, double *Z,
+static int new_directions(cg_slots *st, const preconditioner *w, double *Z,
                           int first, int nthreads)
 {
   const int n = st->n;
-  nystrom_apply(w, st->R, st->nact, Z, nthreads);
+  if (w->vecchia)
+    vecchia_apply(&w->vc, st->R, st->nact, Z, nthreads);
+  else
+    nystrom_apply(&w->ny, st->R, st->nact, Z, nthreads);
   for (int s = 0; s < st->nact; s++) {
     const double *z = Z + (size_t)s * n;
     double *p = st->P + (size_t)s * n;
@@ -93,7 +105,7 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   const int n = K->x2->n;
   const size_t len = (size_t)n * nrhs;
   solver_status status = SOLVER_NO_MEMORY;
-  nystrom w = {n, 0, noise, NULL, NULL, NULL, NULL, NULL};
+  preconditioner w = {opt->neighbours > 0, {0}, {n, 0, noise, NULL, NULL, NULL, NULL, NULL}};
   /* No column is running until the slots are filled. */
   cg_slots st = {n, 0, NULL, NULL, NULL, NULL, NULL};
   double *Z, *Q, *bnorm, *res;
@@ -113,8 +125,11 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   WORKSPACE_ADD(&ws, res, nrhs, 0);
   WORKSPACE_ADD(&ws, rows, n, 0);
   if (workspace_alloc(&ws)) goto done;
-  status = nystrom_init(&w, &ws, K, opt->rank, opt->jitter, CG_PIVCHOL_RTOL,
-                        nrhs, opt->nthreads, callback, ctx);
+  status = w.vecchia ?
+    vecchia_init(&w.vc, &ws, K, noise, opt->neighbours, nrhs, opt->nthreads,
+                 callback, ctx) :
+    nystrom_init(&w.ny, &ws, K, opt->rank, opt->jitter, CG_PIVCHOL_RTOL,
+                 nrhs, opt->nthreads, callback, ctx);
   if (status != SOLVER_MAX_ITER) goto done;
 
   for (int i = 0; i < n; i++) rows[i] = i;

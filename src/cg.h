@@ -11,7 +11,8 @@
  * is <= tolerance; the others continue until max_iterations.
  *
  * The preconditioner is P = diag(noise) + L L', with L the rank-k pivoted
- * Cholesky factor of K + jitter I, applied by Woodbury (nystrom.h). */
+ * Cholesky factor of K + jitter I, applied by Woodbury (nystrom.h), or
+ * Vecchia's sparse approximation of (K + diag(noise))^-1 (vecchia.h). */
 #ifndef SDDGP_CG_H
 #define SDDGP_CG_H
 
@@ -32,6 +33,8 @@ typedef struct {
   int nthreads;
   const double *alpha0; /* the start (n x nrhs), or NULL for zero; its
                          * residual costs one more kernel product */
+  int neighbours;     /* > 0: Vecchia's preconditioner with this many
+                       * neighbours a point, in place of the rank's */
 } cg_options;
 
 /* alpha (n x nrhs, column-major) receives the iterates; *iterations_done is

@@ -1,9 +1,11 @@
-/* .Call entry points of conjugate gradients and of its preconditioner's
- * pivoted Cholesky factor (the latter for tests of the factor itself). */
+/* .Call entry points of conjugate gradients and of its preconditioners'
+ * factors, pivoted Cholesky and Vecchia (for tests of the factors
+ * themselves). */
 #include <string.h>
 #include "glue.h"
 #include "cg.h"
 #include "pivchol.h"
+#include "vecchia.h"
 
 /* Most residuals the trace keeps (8 bytes each): beyond this, residuals
  * are reported every few iterations instead of every one. */
@@ -30,6 +32,7 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   GLUE_SET_REAL(opt, settings, tolerance);
   GLUE_SET_INT(opt, settings, max_iterations);
   GLUE_SET_INT(opt, settings, rank);
+  GLUE_SET_INT(opt, settings, neighbours);
   GLUE_SET_REAL(opt, settings, jitter);
   opt.nthreads = glue_threads(threads);
   SEXP alpha0 = glue_list_get(settings, "alpha0");
@@ -79,5 +82,49 @@ SEXP C_pivchol(SEXP x, SEXP spec, SEXP jitter, SEXP rank, SEXP rel_tol,
   SET_VECTOR_ELT(out, 1, piv);
   SET_VECTOR_ELT(out, 2, tr);
   UNPROTECT(4);
+  return out;
+}
+
+SEXP C_vecchia_factor(SEXP x, SEXP spec, SEXP noise, SEXP neighbours, SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  points p = glue_points(x, "x");
+  const double *nz = glue_doubles(noise, p.n, "noise");
+  const int nthreads = glue_threads(threads);
+  int interrupted = 0;
+  SEXP no_cache = PROTECT(Rf_ScalarLogical(0)), dbl = PROTECT(Rf_mkString("double"));
+  const kernel_op K = glue_square_operator(&k, &p, no_cache, dbl, nthreads, &interrupted);
+  vecchia P;
+  workspace ws;
+  workspace_init(&ws);
+  const solver_status status = vecchia_init(&P, &ws, &K, nz, Rf_asInteger(neighbours),
+                                            1, nthreads, NULL, NULL);
+  if (status != SOLVER_MAX_ITER) {
+    workspace_free(&ws);
+    UNPROTECT(2);
+    Rf_error("the Vecchia factor could not allocate its workspace");
+  }
+  const int n = p.n, m = P.m;
+  SEXP order = PROTECT(Rf_allocVector(INTSXP, n));
+  SEXP nb = PROTECT(Rf_allocMatrix(INTSXP, m, n));
+  SEXP coef = PROTECT(Rf_allocMatrix(REALSXP, m, n));
+  SEXP scale = PROTECT(Rf_allocVector(REALSXP, n));
+  for (int i = 0; i < n; i++) {
+    INTEGER(order)[i] = P.order[i] + 1;
+    REAL(scale)[i] = P.scale[i];
+    for (int a = 0; a < m; a++) {
+      const size_t e = (size_t)i * m + a;
+      INTEGER(nb)[e] = a < P.count[i] ? P.nb[e] + 1 : NA_INTEGER;
+      REAL(coef)[e] = a < P.count[i] ? P.coef[e] : NA_REAL;
+    }
+  }
+  workspace_free(&ws);
+  const char *names[] = {"order", "neighbours", "coef", "scale", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
+  SET_VECTOR_ELT(out, 0, order);
+  SET_VECTOR_ELT(out, 1, nb);
+  SET_VECTOR_ELT(out, 2, coef);
+  SET_VECTOR_ELT(out, 3, scale);
+  UNPROTECT(7);
   return out;
 }

@@ -25,7 +25,8 @@ typedef enum {
   RNG_STREAM_BLOCKS = 12, /* coordinate blocks and mini-batches of CaBCD/BCD/Adam */
   RNG_STREAM_HASH = 13,   /* Tanimoto random hashes: keys and weighted samples */
   RNG_STREAM_HASH_SIGN = 14, /* Tanimoto random hashes: signs of hash values */
-  RNG_STREAM_MIXTURE = 15 /* prior draws' frequencies: which density each comes from */
+  RNG_STREAM_MIXTURE = 15, /* prior draws' frequencies: which density each comes from */
+  RNG_STREAM_VECCHIA = 16  /* the Vecchia preconditioner's order of the points */
 } rng_stream;
 
 uint64_t rng_bits(uint64_t seed, rng_stream stream, uint64_t counter);

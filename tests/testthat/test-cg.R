@@ -1,7 +1,8 @@
 # Conjugate gradients: cg_control() (defaults, validation), the pivoted
 # Cholesky factor of the preconditioner against a base-R implementation,
 # CG against the dense solve(), per-column stopping, the preconditioner's
-# effect, breakdown, determinism, and fits with predict() and simulate().
+# effect, breakdown, determinism, and fits with predict() and simulate();
+# the Vecchia preconditioner against a base-R construction of its factor.
 
 # The raw C result (per-column residual trace) for a problem.
 cg_raw <- function(problem, control, threads = 2L) {
@@ -47,17 +48,20 @@ test_that("cg_control() has its documented defaults", {
   expect_equal(ctl$preconditioner, "pivoted_cholesky")
   expect_identical(ctl$rank, 100L)
   expect_equal(ctl$jitter, 0)
+  expect_identical(ctl$neighbours, 50L)
   expect_identical(ctl$features, 2000L)
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
   # Every setting given is kept, with whole numbers stored as integers.
   given <- list(tolerance = 0, max_iterations = 5, preconditioner = "none", rank = 7,
-                jitter = 1, features = 10, cache = "never")
+                jitter = 1, neighbours = 3, features = 10, cache = "never")
   ctl2 <- do.call(cg_control, given)
   for (name in names(given)) expect_equal(ctl2[[name]], given[[name]], label = name)
-  for (name in c("max_iterations", "rank", "features")) expect_type(ctl2[[name]], "integer")
+  for (name in c("max_iterations", "rank", "neighbours", "features")) {
+    expect_type(ctl2[[name]], "integer")
+  }
   expect_output(print(cg_control()),
-                "Settings of solver \"cg\" \\(conjugate gradients, pivoted-Cholesky preconditioner\\)")
+                "Settings of solver \"cg\" \\(preconditioned conjugate gradients\\)")
   expect_output(print(cg_control()), "preconditioner +pivoted_cholesky\n  rank +100\n")
 })
 
@@ -67,6 +71,7 @@ test_that("every cg_control() argument is validated with a classed error", {
     max_iterations = list(0, -5, 2.5, NA, "100", Inf, 2^31),
     preconditioner = list("jacobi", NA, 1, TRUE, c("none", "pivoted_cholesky", "x")),
     rank = list(0, -1, 10.5, NA, "100", 2^31),
+    neighbours = list(0, -1, 2.5, NA, "30", 1001),
     jitter = list(-1, NA, Inf, "1", c(1, 2)),
     features = list(0, 10.5, NA, 2e6),
     cache = list("sometimes", NA, TRUE),
@@ -81,7 +86,7 @@ test_that("every cg_control() argument is validated with a classed error", {
     }
   }
   expect_error(cg_control(preconditioner = "jacobi"), regexp = paste0(
-    "`preconditioner` must be one of \"pivoted_cholesky\", \"none\", not \"jacobi\""))
+    "`preconditioner` must be one of \"pivoted_cholesky\", \"none\", \"vecchia\", not \"jacobi\""))
   expect_error(cg_control(cache = "x"),
                regexp = "`cache` must be one of \"auto\", \"always\", \"never\"")
   expect_error(cg_control(tolerance = 1), regexp = "`tolerance` must lie in \\[0, 1\\)")
@@ -96,12 +101,19 @@ test_that("every cg_control() argument is validated with a classed error", {
                class = "sddgp_error_argument", regexp = "use sdd_control\\(\\)")
 })
 
-test_that("cg_settings() caps the rank at n and encodes 'none' as rank 0", {
+test_that("cg_settings() caps the rank at n and encodes 'none' as rank 0 and no neighbours", {
   r <- sddgp:::cg_settings(cg_control(rank = 500), n = 300)
   expect_identical(r$rank, 300L)
   expect_true(r$use_cache)
   expect_identical(sddgp:::cg_settings(cg_control(), n = 300)$rank, 100L)
   expect_identical(sddgp:::cg_settings(cg_control(preconditioner = "none"), 300)$rank, 0L)
+  expect_identical(sddgp:::cg_settings(cg_control(), 300)$neighbours, 0L)
+  expect_identical(sddgp:::cg_settings(cg_control(preconditioner = "none"), 300)$neighbours, 0L)
+  # Vecchia's: neighbours capped at n - 1 (its exact factor), no rank.
+  v <- sddgp:::cg_settings(cg_control(preconditioner = "vecchia", neighbours = 500), 300)
+  expect_identical(v$neighbours, 299L)
+  expect_identical(v$rank, 0L)
+  expect_identical(sddgp:::cg_settings(cg_control(preconditioner = "vecchia"), 1)$neighbours, 1L)
   # The cache budget is 8 n^2 bytes, as for SDD.
   expect_true(sddgp:::cg_settings(cg_control(cache_limit = 8e4), 100)$use_cache)
   expect_false(sddgp:::cg_settings(cg_control(cache_limit = 8e4 - 1), 100)$use_cache)
@@ -110,8 +122,8 @@ test_that("cg_settings() caps the rank at n and encodes 'none' as rank 0", {
 
 test_that("cg_settings() holds exactly the fields of cg_options that R sets and the operator's", {
   expect_named(sddgp:::cg_settings(cg_control(), 100),
-               c("tolerance", "max_iterations", "alpha0", "rank", "jitter", "use_cache",
-                 "precision"))
+               c("tolerance", "max_iterations", "alpha0", "rank", "jitter", "neighbours",
+                 "use_cache", "precision"))
 })
 
 test_that("the full-rank pivoted Cholesky factor reproduces K + jitter I", {
@@ -187,9 +199,9 @@ test_that("CG matches the dense solve for many right-hand sides and heteroscedas
   # 1e3 here, a residual of 1e-12 bounds the error by 1e-9.
   expect_lt(ev[1] / ev[300], 1e3)
   problem <- test_problem(d$x, ker, noise, rhs)
-  for (pc in c("pivoted_cholesky", "none")) {
+  for (pc in c("pivoted_cholesky", "none", "vecchia")) {
     for (jitter in c(1, 0.1)) {
-      if (pc == "none" && jitter != 1) next
+      if (pc != "pivoted_cholesky" && jitter != 1) next
       fit <- sddgp:::run_solver("cg", problem,
                                 cg_control(tolerance = 1e-12, preconditioner = pc,
                                            jitter = jitter), threads = 2)
@@ -300,12 +312,131 @@ test_that("the preconditioner cuts the iterations on an ill-conditioned problem"
   expect_lte(true_residual(A, pre$alpha, cbind(d$y)), 1e-3)
 })
 
+# Vecchia's factor in base R for the order `order`: each point in turn
+# conditioned on its m nearest earlier points (squared distances in xs,
+# ties to the earlier position), U[t, t] = 1 / sqrt(v), U[N, t] = -b / sqrt(v).
+ref_vecchia <- function(xs, A, order, m) {
+  n <- nrow(xs)
+  nb <- vector("list", n)
+  coef <- vector("list", n)
+  scale <- numeric(n)
+  for (t in seq_len(n)) {
+    i <- order[t]
+    earlier <- order[seq_len(t - 1L)]
+    N <- integer(0)
+    if (t > 1L) {
+      d2 <- colSums((t(xs[earlier, , drop = FALSE]) - xs[i, ])^2)
+      N <- earlier[order(d2, seq_along(d2))[seq_len(min(m, t - 1L))]]
+    }
+    b <- if (length(N)) solve(A[N, N, drop = FALSE], A[N, i]) else numeric(0)
+    v <- A[i, i] - sum(A[N, i] * b)
+    nb[[i]] <- N
+    coef[[i]] <- -b / sqrt(v)
+    scale[i] <- 1 / sqrt(v)
+  }
+  list(neighbours = nb, coef = coef, scale = scale)
+}
+
+test_that("the Vecchia factor conditions each point on its nearest earlier points", {
+  d <- make_data(150, 3, seed = 121)
+  ls <- c(0.3, 0.5, 0.8)
+  ker <- matern(3/2, ls, 1.2)
+  xs <- sddgp:::scale_inputs(d$x, ker)
+  noise <- withr::with_seed(7, runif(150, 0.01, 0.2))
+  A <- ref_kernel(d$x, d$x, "matern32", ls, 1.2) + diag(noise)
+  f <- .Call(sddgp:::C_vecchia_factor, xs, sddgp:::kernel_spec(ker), noise, 10L, 2L)
+  # The order is a permutation, not the data's (which may come sorted).
+  expect_setequal(f$order, 1:150)
+  expect_false(identical(f$order, 1:150))
+  ref <- ref_vecchia(xs, A, f$order, 10)
+  for (i in 1:150) {
+    k <- length(ref$neighbours[[i]])
+    expect_identical(sum(!is.na(f$neighbours[, i])), k)
+    # The same neighbours, each with its coefficient.
+    got <- f$neighbours[seq_len(k), i]
+    expect_setequal(got, ref$neighbours[[i]])
+    expect_equal(f$coef[seq_len(k), i], ref$coef[[i]][match(got, ref$neighbours[[i]])],
+                 tolerance = 1e-10)
+  }
+  expect_equal(f$scale, ref$scale, tolerance = 1e-10)
+  # U U' approximates A^-1: closer with more neighbours, exact with n - 1.
+  dense_u <- function(f) {
+    U <- diag(f$scale)
+    for (i in seq_len(ncol(f$neighbours))) {
+      k <- sum(!is.na(f$neighbours[, i]))
+      U[f$neighbours[seq_len(k), i], i] <- f$coef[seq_len(k), i]
+    }
+    U
+  }
+  err <- function(m) {
+    g <- .Call(sddgp:::C_vecchia_factor, xs, sddgp:::kernel_spec(ker), noise, m, 1L)
+    U <- dense_u(g)
+    norm(U %*% t(U) %*% A - diag(150), "F")
+  }
+  e <- vapply(c(2L, 10L, 40L, 149L), err, numeric(1))
+  expect_true(all(diff(e) < 0))
+  expect_lt(e[4], 1e-8)
+})
+
+test_that("with n - 1 neighbours the Vecchia preconditioner is the exact inverse", {
+  d <- make_data(80, 2, seed = 122)
+  ker <- matern(5/2, c(0.2, 0.4), 1)
+  noise <- withr::with_seed(8, runif(80, 1e-4, 0.05))
+  rhs <- cbind(d$y, withr::with_seed(9, matrix(rnorm(160), 80)))
+  fit <- sddgp:::run_solver("cg", test_problem(d$x, ker, noise, rhs),
+                            cg_control(tolerance = 1e-10, preconditioner = "vecchia",
+                                       neighbours = 1000), 1)
+  expect_identical(fit$iterations, 1L)
+  A <- ref_kernel(d$x, d$x, "matern52", c(0.2, 0.4), 1) + diag(noise)
+  expect_true(all(true_residual(A, fit$alpha, rhs) < 1e-10))
+})
+
+test_that("the Vecchia preconditioner cuts the iterations where the low-rank one cannot", {
+  # Short length scales and small noise: the kernel's spectrum decays
+  # slowly, so a rank-100 factor leaves most of the ill-conditioning.
+  d <- make_data(600, 3, seed = 123)
+  ker <- matern(3/2, c(0.15, 0.2, 0.3), 1)
+  problem <- test_problem(d$x, ker, 1e-3, cbind(d$y))
+  run <- function(...) sddgp:::run_solver("cg", problem, cg_control(tolerance = 1e-6, ...), 2)
+  plain <- run(preconditioner = "none")
+  low_rank <- run()
+  vecchia <- run(preconditioner = "vecchia", neighbours = 30)
+  for (fit in list(plain, low_rank, vecchia)) expect_equal(fit$status, "tolerance")
+  expect_lt(vecchia$iterations * 4, low_rank$iterations)
+  expect_lt(vecchia$iterations * 4, plain$iterations)
+  A <- ref_kernel(d$x, d$x, "matern32", c(0.15, 0.2, 0.3), 1) + diag(1e-3, 600)
+  expect_equal(drop(vecchia$alpha), solve(A, d$y), tolerance = 1e-4)
+})
+
+test_that("the Vecchia preconditioner is bitwise identical for 1 and 2 threads", {
+  # Large enough that its build and both sparse products run in parallel.
+  d <- make_data(2000, 3, seed = 124)
+  ker <- matern(3/2, c(0.3, 0.4, 0.5), 1)
+  rhs <- cbind(d$y, withr::with_seed(10, matrix(rnorm(2000 * 29), 2000)))
+  problem <- test_problem(d$x, ker, 0.01, rhs)
+  ctl <- cg_control(tolerance = 0, max_iterations = 5, preconditioner = "vecchia")
+  a <- sddgp:::run_solver("cg", problem, ctl, threads = 1)
+  b <- sddgp:::run_solver("cg", problem, ctl, threads = 2)
+  expect_identical(a$alpha, b$alpha)
+  xs <- sddgp:::scale_inputs(d$x, ker)
+  f1 <- .Call(sddgp:::C_vecchia_factor, xs, sddgp:::kernel_spec(ker), rep(0.01, 2000), 50L, 1L)
+  f2 <- .Call(sddgp:::C_vecchia_factor, xs, sddgp:::kernel_spec(ker), rep(0.01, 2000), 50L, 2L)
+  expect_identical(f1, f2)
+})
+
+test_that("the Vecchia preconditioner refuses the Tanimoto kernel with a classed error", {
+  x <- matrix(rbinom(40 * 16, 1, 0.4), 40)
+  expect_error(gp_sdd(x, rnorm(40), kernel = tanimoto(variance = 1), noise = 0.1,
+                      solver = "cg", control = cg_control(preconditioner = "vecchia")),
+               class = "sddgp_error_argument", regexp = "`control`.*Tanimoto")
+})
+
 test_that("breakdown on an indefinite system is reported as divergence, not NaN", {
   d <- make_data(100, 2, seed = 108)
   ker <- matern(3/2, 0.3, 1)
   # Noise far below -lambda_max(K): A is negative definite.
   bad <- test_problem(d$x, ker, -1000, cbind(d$y, 1))
-  for (pc in c("none", "pivoted_cholesky")) {
+  for (pc in c("none", "pivoted_cholesky", "vecchia")) {
     err <- expect_error(sddgp:::run_solver("cg", bad, cg_control(preconditioner = pc), 2),
                         class = "sddgp_error_divergence",
                         regexp = "CG diverged after 0 iterations.*not numerically positive")

@@ -216,20 +216,25 @@ static void test_cg_solve(void)
   double *al3 = dalloc((size_t)n * nrhs);
   char what[128];
 
-  cg_options opt = {1e-12, 2000, 0, 1.0, 1, 1, NULL};
-  const int ranks[3] = {0, 40, 40};
-  const double jitters[3] = {1.0, 1.0, 0.05};
-  for (int v = 0; v < 3; v++) {
+  cg_options opt = {1e-12, 2000, 0, 1.0, 1, 1, NULL, 0};
+  /* No preconditioner, two pivoted Cholesky ones, Vecchia's with 20
+   * neighbours and with n - 1 (the exact inverse: one iteration). */
+  const int ranks[5] = {0, 40, 40, 0, 0}, neighbours[5] = {0, 0, 0, 20, n - 1};
+  const double jitters[5] = {1.0, 1.0, 0.05, 1.0, 1.0};
+  for (int v = 0; v < 5; v++) {
     opt.rank = ranks[v];
     opt.jitter = jitters[v];
+    opt.neighbours = neighbours[v];
     opt.nthreads = 1;
     int done1 = -1, done2 = -1, done3 = -1;
     cg_cb cb = CG_CB(nrhs, 0);
     solver_status s1 = cg_solve(&fly, noise, rhs, nrhs, &opt, al1, &done1,
                                 cg_callback, &cb);
-    snprintf(what, sizeof what, "cg rank %d jitter %g", opt.rank, opt.jitter);
+    snprintf(what, sizeof what, "cg rank %d jitter %g neighbours %d", opt.rank,
+             opt.jitter, opt.neighbours);
     CHECK(s1 == SOLVER_TOLERANCE && done1 > 0 && done1 < opt.max_iterations,
           "%s: status %d after %d iterations", what, (int)s1, done1);
+    CHECK(v < 4 || done1 == 1, "%s: the exact inverse took %d iterations", what, done1);
     printf("   %s: %d iterations\n", what, done1);
     /* A residual of 1e-12 and cond(K + noise) ~ 1e4 bound the error by 1e-8. */
     for (int c = 0; c < 3; c++) {
@@ -259,7 +264,7 @@ static void test_cg_solve(void)
   /* max_iterations, and residual reports every 4 iterations and at the end. */
   {
     int done = -1;
-    cg_options o = {1e-12, 10, 40, 1.0, 4, 2, NULL};
+    cg_options o = {1e-12, 10, 40, 1.0, 4, 2, NULL, 0};
     cg_cb cb = CG_CB(nrhs, 0);
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &done, cg_callback, &cb);
     CHECK(st == SOLVER_MAX_ITER && done == 10, "max_iterations: status %d, %d done",
@@ -276,12 +281,13 @@ static void test_cg_solve(void)
   {
     double *neg = dalloc(n);
     for (int i = 0; i < n; i++) neg[i] = -1e3;
-    for (int v = 0; v < 2; v++) {
+    for (int v = 0; v < 3; v++) {
       int done = -1;
-      cg_options o = {1e-6, 100, v ? 20 : 0, 1.0, 1, 2, NULL};
+      cg_options o = {1e-6, 100, v == 1 ? 20 : 0, 1.0, 1, 2, NULL, v == 2 ? 10 : 0};
       solver_status st = cg_solve(&fly, neg, rhs, nrhs, &o, al2, &done, NULL, NULL);
       CHECK(st == SOLVER_DIVERGED && done == 0,
-            "negative definite, rank %d: status %d after %d", o.rank, (int)st, done);
+            "negative definite, rank %d, neighbours %d: status %d after %d", o.rank,
+            o.neighbours, (int)st, done);
     }
     free(neg);
   }
@@ -291,7 +297,7 @@ static void test_cg_solve(void)
    * same answer. */
   {
     int cold = -1, warm = -1;
-    cg_options o = {1e-10, 2000, 0, 1.0, 1, 2, NULL};
+    cg_options o = {1e-10, 2000, 0, 1.0, 1, 2, NULL, 0};
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &cold, NULL, NULL);
     o.alpha0 = star;
     solver_status sw = cg_solve(&fly, noise, rhs, nrhs, &o, al3, &warm, NULL, NULL);
@@ -314,7 +320,7 @@ static void test_cg_solve(void)
   {
     int done = -1;
     cg_cb cb = CG_CB(nrhs, 5);
-    cg_options o = {1e-12, 100, 0, 1.0, 1, 2, NULL};
+    cg_options o = {1e-12, 100, 0, 1.0, 1, 2, NULL, 0};
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &done, cg_callback, &cb);
     CHECK(st == SOLVER_STOPPED && done == 5 && cb.reports == 5,
           "callback stop: status %d after %d iterations", (int)st, done);
@@ -378,7 +384,7 @@ static void test_cg_slabs(void)
   double *al = dalloc((size_t)n * nrhs);
   for (int i = 0; i < n; i++) noise[i] = 0.1;
   int done = -1;
-  cg_options o = {0.0, 2, 0, 1.0, 1, 2, NULL};
+  cg_options o = {0.0, 2, 0, 1.0, 1, 2, NULL, 0};
   cg_cb cb = CG_CB(nrhs, 0);
   solver_status st = cg_solve(&op, noise, rhs, nrhs, &o, al, &done, cg_callback, &cb);
   CHECK(st == SOLVER_MAX_ITER && done == 2 && cb.reports == 2 && cb.polls >= 2,

@@ -317,10 +317,13 @@ test_that("estimation_control() chooses the method by n and projected cost", {
 test_that("auto keeps the subset's estimate when the first step projects too long", {
   skip_on_cran()
   d <- make_data(400, d = 2, seed = 18, noise_sd = 0.01)
+  # The pivoted-Cholesky preconditioner, whose first step takes several
+  # iterations here (Vecchia's takes fewer than the cut below needs).
   fit_with <- function(method, auto_seconds = 300) {
     withr::with_seed(19, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
       estimation = estimation_control(method = method, subset_size = 100,
-                                      auto_seconds = auto_seconds)))
+        auto_seconds = auto_seconds,
+        iterative = iterative_control(preconditioner = "pivoted_cholesky"))))
   }
   # Between the projections of one inner iteration a step (0.040 s by hand)
   # and of the first step's iterations (over 0.05 s from 3 iterations on).
@@ -355,6 +358,8 @@ test_that("bad settings of estimation on all the data are classed errors", {
   expect_error(iterative_control(warm_start = NA), class = "sddgp_error_argument")
   expect_error(iterative_control(warm_start = TRUE), class = "sddgp_error_argument")
   expect_error(iterative_control(precision = "half"), class = "sddgp_error_argument")
+  expect_error(iterative_control(preconditioner = "none"), class = "sddgp_error_argument",
+               regexp = "`preconditioner`")
 })
 
 test_that("inner solves in single precision follow the double-precision ascent", {
@@ -376,7 +381,10 @@ test_that("inner solves in single precision follow the double-precision ascent",
 
 test_that("the settings print what they are", {
   expect_output(print(iterative_control()), paste(
-    "16 probes, inner solver cg to relative residual 0.01, warm start previous"))
+    "16 probes, inner solver cg \\(vecchia preconditioner\\) to relative residual 0.01,",
+    "warm start previous"))
+  expect_output(print(iterative_control(preconditioner = "pivoted_cholesky")),
+                "inner solver cg \\(pivoted_cholesky preconditioner\\) to")
   expect_output(print(iterative_control(warm_start = "none", solver = "sdd")),
                 "inner solver sdd to relative residual 0.01, warm start none")
   expect_output(print(iterative_control(precision = "single")),
@@ -396,13 +404,15 @@ test_that("summary() reports the estimation on all the data", {
 })
 
 test_that("inner solves that fall behind the ascent are a warning, and divergent ones an error", {
-  # With little noise, two CG iterations a step lose ground to the moving
+  # With little noise, two CG iterations a step (pivoted-Cholesky
+  # preconditioner; Vecchia's keeps up here) lose ground to the moving
   # hyperparameters until their iterate is far worse than zero.
   low <- make_data(300, d = 2, seed = 21, noise_sd = 0.001)
   capped <- function(d, iterations, seed) withr::with_seed(seed, gp_sdd(
     d$x, d$y, kernel = "matern32", solver = "cg", threads = 1,
     estimation = estimation_control(method = "iterative", iterative = iterative_control(
-      probes = 4, inner_iterations = iterations, max_steps = 30))))
+      probes = 4, inner_iterations = iterations, max_steps = 30,
+      preconditioner = "pivoted_cholesky"))))
   err <- expect_error(capped(low, 2, 22), class = "sddgp_error_divergence",
                       regexp = "diverged at outer step \\d+: its inner solves ended at relative residual")
   expect_gt(err$iterations, 1)

@@ -93,7 +93,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                       control$probes)
   noise_base <- matrix(.Call(C_rng_normal, new_seed(), "noise",
                              as.numeric(n) * control$probes), n, control$probes)
-  inner <- inner_control(control)
+  inner <- inner_control(control, family)
 
   steps <- control$max_steps
   path <- matrix(NA_real_, steps, d + 2L)
@@ -298,14 +298,25 @@ inner_residual <- function(sol) {
   max(last$residual, last$residual_samples, na.rm = TRUE)
 }
 
-# The settings of the inner solves: the control's solver to its relative
-# residual `inner_tolerance`, CG with the control's preconditioner.
-inner_control <- function(control) {
+# The settings of the inner solves for the kernel family `family`: the
+# control's solver to its relative residual `inner_tolerance`, CG with the
+# control's preconditioner ("auto": Vecchia's where the kernel has
+# distances, the pivoted Cholesky one for the Tanimoto kernel).
+inner_control <- function(control, family) {
   args <- list(tolerance = control$inner_tolerance, features = control$features,
                precision = control$precision)
   budget <- control$inner_iterations
   if (control$solver == "cg") {
-    do.call(cg_control, c(args, list(preconditioner = control$preconditioner),
+    preconditioner <- control$preconditioner
+    if (preconditioner == "auto") {
+      preconditioner <- if (family == "tanimoto") "pivoted_cholesky" else "vecchia"
+    } else if (preconditioner == "vecchia" && family == "tanimoto") {
+      abort_argument("estimation", paste(
+        "has iterative_control(preconditioner = \"vecchia\"), whose neighbours are",
+        "nearest in distance: the Tanimoto kernel has none; use \"auto\" or",
+        "\"pivoted_cholesky\""))
+    }
+    do.call(cg_control, c(args, list(preconditioner = preconditioner),
                           if (!is.null(budget)) list(max_iterations = budget)))
   } else {
     do.call(sdd_control, c(args, if (!is.null(budget)) list(iterations = budget)))
@@ -337,8 +348,9 @@ likelihood_gain <- function(path, gradients) {
 #'   gradients, [cg_control()], with `preconditioner`) or
 #'   `"sdd"` ([sdd_control()]).
 #' @param preconditioner Preconditioner of the inner CG solves
-#'   ([cg_control()]): `"vecchia"` (50 neighbours) or `"pivoted_cholesky"`
-#'   (rank 100). On split 0 of pol (13,500 points), the first four steps'
+#'   ([cg_control()]): `"vecchia"` (50 neighbours), `"pivoted_cholesky"`
+#'   (rank 100), or `"auto"`: Vecchia's, except for the [tanimoto()] kernel,
+#'   which has no distances to find neighbours by. On split 0 of pol (13,500 points), the first four steps'
 #'   solves of the targets and 16 probes took 22, 23, 20 and 18 CG
 #'   iterations with Vecchia's against 375, 312, 250 and 264 with the
 #'   pivoted Cholesky one, and the two paths agreed to 0.01 in every log
@@ -389,7 +401,7 @@ likelihood_gain <- function(path, gradients) {
 #' iterative_control(probes = 8, solver = "sdd")
 #' @export
 iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
-                              preconditioner = c("vecchia", "pivoted_cholesky"),
+                              preconditioner = c("auto", "vecchia", "pivoted_cholesky"),
                               inner_tolerance = 0.01, inner_iterations = NULL,
                               warm_start = c("previous", "extrapolated", "none"),
                               learning_rate = 0.1, max_steps = 100,
@@ -398,7 +410,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
   check_number(probes, "probes", lower = 1, upper = 1e4, integer = TRUE)
   solver <- choose_one(solver, "solver", c("cg", "sdd"))
   preconditioner <- choose_one(preconditioner, "preconditioner",
-                               c("vecchia", "pivoted_cholesky"))
+                               c("auto", "vecchia", "pivoted_cholesky"))
   check_number(inner_tolerance, "inner_tolerance", lower = 0, upper = 1,
                lower_open = TRUE, upper_open = TRUE)
   if (!is.null(inner_iterations)) {

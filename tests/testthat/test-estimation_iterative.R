@@ -381,7 +381,7 @@ test_that("inner solves in single precision follow the double-precision ascent",
 
 test_that("the settings print what they are", {
   expect_output(print(iterative_control()), paste(
-    "16 probes, inner solver cg \\(vecchia preconditioner\\) to relative residual 0.01,",
+    "16 probes, inner solver cg \\(auto preconditioner\\) to relative residual 0.01,",
     "warm start previous"))
   expect_output(print(iterative_control(preconditioner = "pivoted_cholesky")),
                 "inner solver cg \\(pivoted_cholesky preconditioner\\) to")
@@ -435,6 +435,25 @@ test_that("inner solves that fall behind the ascent are a warning, and divergent
   expect_true(all(it$inner_iterations[short[[1L]]$steps] == 2L))
   expect_true(all(which(it$inner_residuals > 0.01) %in% short[[1L]]$steps))
   expect_true(all(it$inner_residuals <= 10))
+})
+
+test_that("the inner preconditioner is Vecchia's, or for the Tanimoto kernel the pivoted Cholesky one", {
+  ctl <- iterative_control()
+  expect_identical(ctl$preconditioner, "auto")
+  expect_identical(sddgp:::inner_control(ctl, "matern32")$preconditioner, "vecchia")
+  expect_identical(sddgp:::inner_control(ctl, "tanimoto")$preconditioner, "pivoted_cholesky")
+  pc <- iterative_control(preconditioner = "pivoted_cholesky")
+  expect_identical(sddgp:::inner_control(pc, "matern32")$preconditioner, "pivoted_cholesky")
+  expect_error(sddgp:::inner_control(iterative_control(preconditioner = "vecchia"), "tanimoto"),
+               class = "sddgp_error_argument", regexp = "`estimation`.*Tanimoto")
+  # A Tanimoto fit estimated on all the data runs (with the pivoted Cholesky one).
+  x <- withr::with_seed(31, matrix(rbinom(200 * 24, 1, 0.3), 200))
+  y <- rowSums(x[, 1:4]) + withr::with_seed(32, rnorm(200, sd = 0.3))
+  fit <- suppressWarnings(withr::with_seed(33, gp_sdd(x, y, kernel = "tanimoto", threads = 1,
+    solver = "cg", estimation = estimation_control(method = "iterative", subset_size = 100,
+      iterative = iterative_control(probes = 4, max_steps = 3)))))
+  expect_identical(fit$estimation$method, "iterative")
+  expect_true(all(is.finite(fit$alpha)))
 })
 
 test_that("Ctrl-C during estimation on all the data stops it promptly", {

@@ -6,7 +6,7 @@
 # conditioning of K + noise I, which no cheap estimate predicts reliably,
 # so they run in turn within one budget: up to cholesky_max_n points, as
 # much as the exact solve costs, SDD first (giving up early when it falls
-# too slowly), then preconditioned CG from SDD's iterate for what is left,
+# too slowly), then CG (chosen_preconditioner()) from SDD's iterate for what is left,
 # then, if neither reached its tolerance, the exact solver; at worst twice
 # the exact solve.  Beyond, SDD's default run, then CG for as much again,
 # whose iterate stands (and the fit warns) if it too falls short.  Budgets
@@ -91,11 +91,13 @@ min_cg_iterations <- 10L
 # Solves `problem` (of fit `fit`) with the solver chosen as above.  Returns
 # the solver's result with `solver`, `control` and `choice` (the reason,
 # and the SDD and CG runs' iterations, residual and seconds when they ran)
-# added.  `exact_max` (the most points the exact solver takes) and `sdd`
-# (SDD's default run) are arguments so that the tests reach every path
-# cheaply.
+# added.  `exact_max` (the most points the exact solver takes), `sdd`
+# (SDD's default run) and `cg` (CG's settings but its budget) are arguments
+# so that the tests reach every path cheaply.
 solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
-                            sdd = sdd_control()) {
+                            sdd = sdd_control(),
+                            cg = cg_control(features = sdd$features, preconditioner =
+                                              chosen_preconditioner(fit$kernel$family))) {
   n <- fit$n
   nrhs <- ncol(problem$rhs)
   dims <- cost_dims(fit)
@@ -151,7 +153,6 @@ solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
 
   # Then preconditioned CG, from SDD's iterate, for what the budget has
   # left (beyond the exact solver's reach: a budget of its own).
-  cg <- cg_control(features = sdd$features)
   spent <- if (n <= exact_max && !is.null(sol)) sol$iterations * sdd_step_cost(n, dims, sdd) else 0
   cg$max_iterations <- as.integer(min(.Machine$integer.max,
                                       floor((budget - spent) / cg_iteration_cost(n, dims, cg))))

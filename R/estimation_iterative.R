@@ -309,7 +309,7 @@ inner_control <- function(control, family) {
   if (control$solver == "cg") {
     preconditioner <- control$preconditioner
     if (preconditioner == "auto") {
-      preconditioner <- if (family == "tanimoto") "pivoted_cholesky" else "vecchia"
+      preconditioner <- chosen_preconditioner(family)
     } else if (preconditioner == "vecchia" && family == "tanimoto") {
       abort_argument("estimation", paste(
         "has iterative_control(preconditioner = \"vecchia\"), whose neighbours are",

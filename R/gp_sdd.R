@@ -33,8 +33,9 @@
 #'
 #' @section Choice of solver: Without `solver` and `control`, `gp_sdd()`
 #'   chooses the solver that reaches the exact GP's accuracy first, trying
-#'   SDD, then conjugate gradients with a pivoted-Cholesky preconditioner
-#'   ([cg_control()]), each to its default tolerance, within one budget of
+#'   SDD, then conjugate gradients with the Vecchia preconditioner
+#'   ([cg_control()]; the pivoted-Cholesky one for the [tanimoto()] kernel),
+#'   each to its default tolerance, within one budget of
 #'   work (counted from operation counts and the costs per operation of
 #'   `inst/benchmarks/defaults.R`, with an optimised BLAS cheaper than the
 #'   reference one). Up to 20000 observations the budget is what the exact

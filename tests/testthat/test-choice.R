@@ -88,12 +88,12 @@ test_that("from noise 1e-1 to 1e-6 the default fit is as accurate as documented,
               label = format(noise))
     expect_equal(fit$status, "tolerance")
   }
-  # Every branch is exercised: SDD kept where the noise is large, CG where
-  # SDD is too slow, the exact solve where neither gets there within its
-  # cost.
+  # SDD is kept where the noise is large, CG (Vecchia's preconditioner)
+  # where SDD is too slow, down to noise 1e-6, where CG with the
+  # pivoted-Cholesky preconditioner fell short and the exact solve ran
+  # (the next tests reach that branch with it).
   expect_equal(chosen[["0.1"]], "sdd")
-  expect_true("cg" %in% chosen)
-  expect_equal(chosen[["1e-06"]], "cholesky")
+  expect_equal(chosen[["1e-06"]], "cg")
 })
 
 test_that("the automatic choice and its fit are the same for 1 and 2 threads", {
@@ -195,14 +195,19 @@ test_that("the cost model counts fingerprints' kernel values by the work done", 
 
 # solve_automatic() on the data of make_data(n, 3) with noise `noise`, the
 # exact solver allowed up to `exact_max` points and SDD's default run
-# `sdd`; returns the solution and the exact alpha (base R).
-automatic_solve <- function(n, noise, exact_max, sdd, seed = 70) {
+# `sdd`, and CG's preconditioner `preconditioner` (NULL: the automatic
+# choice's); returns the solution and the exact alpha (base R).
+automatic_solve <- function(n, noise, exact_max, sdd, seed = 70, preconditioner = NULL) {
   d <- make_data(n, 3, seed = seed, noise_sd = sqrt(noise))
   ls <- c(0.3, 0.4, 0.5)
   fit <- list(n = n, d = 3L, x = d$x, kernel = matern(3/2, ls, 1))
   problem <- sddgp:::new_problem(d$x, d$y, fit$kernel, noise, NULL, 1L)
   withr::local_seed(seed + 1)
-  sol <- sddgp:::solve_automatic(fit, problem, 1L, exact_max = exact_max, sdd = sdd)
+  args <- list(fit, problem, 1L, exact_max = exact_max, sdd = sdd)
+  if (!is.null(preconditioner)) {
+    args$cg <- cg_control(features = sdd$features, preconditioner = preconditioner)
+  }
+  sol <- do.call(sddgp:::solve_automatic, args)
   H <- ref_kernel(d$x, d$x, "matern32", ls, 1) + diag(noise, n)
   list(sol = sol, H = H, y = d$y)
 }
@@ -211,8 +216,12 @@ test_that("CG takes over from SDD where SDD falls short, also beyond the exact s
   skip_on_cran()
   # Beyond exact_max: SDD's default run (here 300 steps) falls short, and CG,
   # from SDD's iterate, gets as much again (300 steps' cost: about 100
-  # iterations on 1500 points), enough for noise 1e-3.
-  r <- automatic_solve(1500, 1e-3, exact_max = 1000, sdd = sdd_control(iterations = 300))
+  # iterations on 1500 points), enough for noise 1e-3.  The pivoted-Cholesky
+  # preconditioner, with which CG needs enough of that budget to fall short
+  # below.
+  pc <- "pivoted_cholesky"
+  r <- automatic_solve(1500, 1e-3, exact_max = 1000, sdd = sdd_control(iterations = 300),
+                       preconditioner = pc)
   sol <- r$sol
   expect_equal(sol$solver, "cg")
   expect_equal(sol$status, "tolerance")
@@ -230,7 +239,8 @@ test_that("CG takes over from SDD where SDD falls short, also beyond the exact s
   # Neither makes it (noise 1e-6): CG's iterate stands (CG only lowers the
   # error's H-norm from where it starts, SDD's iterate) and says why; the
   # fit then warns, as gp_sdd() checks the status.
-  r <- automatic_solve(1500, 1e-6, exact_max = 1000, sdd = sdd_control(iterations = 300))
+  r <- automatic_solve(1500, 1e-6, exact_max = 1000, sdd = sdd_control(iterations = 300),
+                       preconditioner = pc)
   sol <- r$sol
   expect_equal(sol$solver, "cg")
   expect_equal(sol$status, "iterations")
@@ -241,8 +251,21 @@ test_that("CG takes over from SDD where SDD falls short, also beyond the exact s
 
   # Within exact_max, CG gets what is left of the exact solve's cost, and
   # the exact solver runs when CG does not make it either.
-  r <- automatic_solve(2500, 1e-6, exact_max = 20000, sdd = sdd_control())
+  r <- automatic_solve(2500, 1e-6, exact_max = 20000, sdd = sdd_control(), preconditioner = pc)
   expect_equal(r$sol$solver, "cholesky")
   expect_match(r$sol$choice$reason, "exact, as SDD .* and CG had not reached it after [0-9]+ iterations")
   expect_equal(drop(r$sol$alpha), solve(r$H, r$y), tolerance = 1e-6)
+
+  # The default, Vecchia's preconditioner, takes CG to the tolerance in
+  # both of those cases, each within a small part of its budget.
+  for (case in list(list(1500, 1000, sdd_control(iterations = 300)),
+                    list(2500, 20000, sdd_control()))) {
+    r <- automatic_solve(case[[1]], 1e-6, exact_max = case[[2]], sdd = case[[3]])
+    expect_equal(r$sol$solver, "cg")
+    expect_equal(r$sol$status, "tolerance")
+    expect_identical(r$sol$control$preconditioner, "vecchia")
+    expect_lt(r$sol$choice$cg_iterations * 4, r$sol$control$max_iterations)
+    alpha <- drop(r$sol$alpha)
+    expect_lt(sqrt(sum((r$H %*% alpha - r$y)^2) / sum(r$y^2)), r$sol$tolerance)
+  }
 })

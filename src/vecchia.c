@@ -9,9 +9,6 @@
 /* Points a slab: the callback is polled between slabs. */
 #define VECCHIA_SLAB 1024
 
-/* Rows per unit of work in the products with U. */
-#define VECCHIA_CHUNK 2048
-
 typedef struct {
   uint64_t key;
   int index;
@@ -265,29 +262,31 @@ void vecchia_apply(const vecchia *P, const double *R, int ncol, double *Z,
                    int nthreads)
 {
   const int n = P->n, m = P->m;
+  const size_t ld = (size_t)n;
   const double work = (double)n * (m + 1) * ncol;
-  for (int c = 0; c < ncol; c++) {
-    const double *r = R + (size_t)c * n;
-    double *w = P->W + (size_t)c * n;
-    #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
-        if (work > PARALLEL_MIN_WORK)
-    for (int i = 0; i < n; i++) {
+  /* One pass over U's columns, then one over its rows, each serving every
+   * column of R while a point's neighbours and coefficients are at hand. */
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (work > PARALLEL_MIN_WORK)
+  for (int i = 0; i < n; i++) {
+    const int *nb = P->nb + (size_t)i * m;
+    const double *coef = P->coef + (size_t)i * m;
+    for (int c = 0; c < ncol; c++) {
+      const double *r = R + c * ld;
       double s = P->scale[i] * r[i];
-      for (int a = 0; a < P->count[i]; a++)
-        s += P->coef[(size_t)i * m + a] * r[P->nb[(size_t)i * m + a]];
-      w[i] = s;
+      for (int a = 0; a < P->count[i]; a++) s += coef[a] * r[nb[a]];
+      P->W[i + c * ld] = s;
     }
   }
-  for (int c = 0; c < ncol; c++) {
-    const double *w = P->W + (size_t)c * n;
-    double *z = Z + (size_t)c * n;
-    #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
-        if (work > PARALLEL_MIN_WORK)
-    for (int j = 0; j < n; j++) {
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (work > PARALLEL_MIN_WORK)
+  for (int j = 0; j < n; j++) {
+    for (int c = 0; c < ncol; c++) {
+      const double *w = P->W + c * ld;
       double s = P->scale[j] * w[j];
       for (int e = P->row_start[j]; e < P->row_start[j + 1]; e++)
         s += P->row_val[e] * w[P->row_col[e]];
-      z[j] = s;
+      Z[j + c * ld] = s;
     }
   }
 }

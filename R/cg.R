@@ -10,23 +10,9 @@
 #' `max_iterations`). Each iteration costs \eqn{O(n^2)}{O(n^2)} kernel evaluations
 #' (or reads, with the cache), so CG suits moderate `n`.
 #'
-#' The default preconditioner is \eqn{P = \lambda I + L L^\top}{P = lambda I + L L^T}, with
-#' \eqn{L}{L} the rank-`rank` greedy pivoted Cholesky factor of
-#' \eqn{K + \mathrm{jitter} \cdot I}{K + jitter * I}, applied through the Woodbury identity
-#' (one `rank` x `rank` factorisation per fit). The factor stops early once
-#' the remaining trace is below 0.001 of the initial one. With the default
-#' `jitter = 0`, \eqn{L L^\top}{L L^T} approximates \eqn{K}{K} and \eqn{P}{P} the system
-#' itself. The reference implementation of Lin, Padhy, Antoran et al. uses
-#' `jitter = 1`, so that its preconditioner approximates \eqn{K + I +
-#' \lambda I}{K + I + lambda I}; where the noise variance is much smaller than 1 that can need
-#' more iterations than no preconditioner at all. On split 0 of five UCI
-#' data sets with their published hyperparameters
-#' (`inst/benchmarks/cg_preconditioner.R`), the posterior mean's system
-#' needed 270, 44, 650, 362 and 120 iterations to a relative residual of
-#' 0.01 with `jitter = 0`, against 455, 87, 1435, 497 and 944 with
-#' `jitter = 1` and 322, 97, 445, 380 and 305 with no preconditioner (pol,
-#' elevators, bike, protein, keggdirected: 13,500 to 43,945 points; bike's
-#' noise variance, 3.9e-5, is the smallest).
+#' The default, `preconditioner = "auto"`, is Vecchia's for every kernel
+#' but the Tanimoto one, which gets the pivoted Cholesky preconditioner.
+#'
 #' `preconditioner = "vecchia"` approximates \eqn{(K + \lambda I)^{-1}}{(K + lambda I)^-1}
 #' itself by Vecchia's sparse inverse Cholesky factor (Katzfuss and
 #' Guinness 2021): in a fixed pseudo-random order, each observation is
@@ -37,8 +23,28 @@
 #' per iteration and column. Where the noise is small and the kernel's
 #' spectrum decays slowly (many inputs, short length scales), a low-rank
 #' preconditioner leaves most of the ill-conditioning in place, while
-#' Vecchia's captures the local structure (see `inst/benchmarks/cg_preconditioner.R`).
-#' Stationary kernels only.
+#' Vecchia's captures the local structure: on split 0 of five UCI data sets
+#' with their published hyperparameters (`inst/benchmarks/cg_preconditioner.R`),
+#' the posterior mean's system needed 15, 32, 15, 24 and 40 iterations to a
+#' relative residual of 0.01 with 50 neighbours, against 270, 44, 650, 362
+#' and 120 with the pivoted Cholesky preconditioner of rank 100 and 322, 97,
+#' 445, 380 and 305 with none (pol, elevators, bike, protein, keggdirected:
+#' 13,500 to 43,945 points; bike's noise variance, 3.9e-5, is the
+#' smallest). The Tanimoto kernel's inputs have no distances to find
+#' neighbours by, so Vecchia's preconditioner is refused there.
+#'
+#' `preconditioner = "pivoted_cholesky"` is \eqn{P = \lambda I + L L^\top}{P = lambda I + L L^T}, with
+#' \eqn{L}{L} the rank-`rank` greedy pivoted Cholesky factor of
+#' \eqn{K + \mathrm{jitter} \cdot I}{K + jitter * I}, applied through the Woodbury identity
+#' (one `rank` x `rank` factorisation per fit). The factor stops early once
+#' the remaining trace is below 0.001 of the initial one. With the default
+#' `jitter = 0`, \eqn{L L^\top}{L L^T} approximates \eqn{K}{K} and \eqn{P}{P} the system
+#' itself. The reference implementation of Lin, Padhy, Antoran et al. uses
+#' `jitter = 1`, so that its preconditioner approximates \eqn{K + I +
+#' \lambda I}{K + I + lambda I}; where the noise variance is much smaller than 1 that can need
+#' more iterations than no preconditioner at all (on the same five data
+#' sets, 455, 87, 1435, 497 and 944 iterations against 270, 44, 650, 362
+#' and 120 with `jitter = 0`).
 #' `preconditioner = "none"` is plain CG.
 #' A breakdown (a search direction of non-positive curvature, or non-finite
 #' values) is reported as an error of class `sddgp_error_divergence`.
@@ -50,7 +56,8 @@
 #'   posterior samples need it. The reference
 #'   implementation uses 0.01 for the mean and 0.001 for samples.
 #' @param max_iterations Largest number of iterations (kernel products).
-#' @param preconditioner `"pivoted_cholesky"`, `"vecchia"` or `"none"`
+#' @param preconditioner `"auto"` (Vecchia's, or the pivoted Cholesky one
+#'   for the Tanimoto kernel), `"vecchia"`, `"pivoted_cholesky"` or `"none"`
 #'   (plain CG).
 #' @param rank Largest rank of the pivoted Cholesky factor (capped at the
 #'   number of data).
@@ -88,7 +95,7 @@
 #' cg_control(preconditioner = "vecchia", neighbours = 30)
 #' @export
 cg_control <- function(tolerance = NULL, max_iterations = 1000,
-                       preconditioner = c("pivoted_cholesky", "none", "vecchia"),
+                       preconditioner = c("auto", "vecchia", "pivoted_cholesky", "none"),
                        rank = 100, jitter = 0, neighbours = 50, features = 2000,
                        cache = c("auto", "always", "never"), cache_limit = 2e9,
                        precision = c("double", "single")) {
@@ -98,7 +105,7 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000,
   check_number(max_iterations, "max_iterations", lower = 1,
                upper = .Machine$integer.max, integer = TRUE)
   preconditioner <- choose_one(preconditioner, "preconditioner",
-                               c("pivoted_cholesky", "none", "vecchia"))
+                               c("auto", "vecchia", "pivoted_cholesky", "none"))
   check_number(rank, "rank", lower = 1, upper = .Machine$integer.max, integer = TRUE)
   check_number(neighbours, "neighbours", lower = 1, upper = 1000, integer = TRUE)
   check_number(jitter, "jitter", lower = 0)
@@ -109,40 +116,46 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000,
     kernel_settings(cache, cache_limit, precision)), features)
 }
 
-# The preconditioner that CG runs with where the package chooses it (the
-# automatic choice of solver, estimation on all the data): Vecchia's, which
+# The preconditioner CG runs with for `kernel`: "auto" is Vecchia's, which
 # needed fewer iterations than the pivoted Cholesky one on every UCI data
 # set (cg_preconditioner.R), except for the Tanimoto kernel, whose inputs
-# have no distances to find neighbours by.
-chosen_preconditioner <- function(family) {
-  if (identical(family, "tanimoto")) "pivoted_cholesky" else "vecchia"
+# have no distances to find neighbours by.  `arg` names the setting in
+# the error for an explicit Vecchia preconditioner with that kernel.
+cg_preconditioner <- function(preconditioner, kernel, arg = "control") {
+  if (!is_tanimoto(kernel)) {
+    return(if (preconditioner == "auto") "vecchia" else preconditioner)
+  }
+  if (preconditioner == "vecchia") {
+    abort_argument(arg, paste(
+      "asks for the Vecchia preconditioner, whose neighbours are nearest in",
+      "distance: the Tanimoto kernel has none; use preconditioner = \"auto\" or",
+      "\"pivoted_cholesky\""))
+  }
+  if (preconditioner == "auto") "pivoted_cholesky" else preconditioner
 }
 
 # The fields of cg_options (src/cg.h) that R sets, and of the kernel
-# operator, for n data and the relative residual `tolerance`.
-cg_settings <- function(control, n, tolerance = control$tolerance, alpha0 = NULL) {
+# operator, for n data, the relative residual `tolerance` and the resolved
+# `preconditioner`.
+cg_settings <- function(control, n, preconditioner, tolerance = control$tolerance,
+                        alpha0 = NULL) {
   c(list(tolerance = tolerance, max_iterations = control$max_iterations,
          alpha0 = alpha0,
          # 0: no pivoted Cholesky factor
-         rank = if (control$preconditioner != "pivoted_cholesky") 0L else
+         rank = if (preconditioner != "pivoted_cholesky") 0L else
            min(control$rank, as.integer(n)),
          jitter = control$jitter,
          # 0: no Vecchia factor
-         neighbours = if (control$preconditioner != "vecchia") 0L else
+         neighbours = if (preconditioner != "vecchia") 0L else
            min(control$neighbours, max(as.integer(n) - 1L, 1L))),
     operator_settings(control, n))
 }
 
 # CG needs no state: new samples are solved exactly as at fit time.
 solve_cg <- function(problem, control, threads, state) {
-  if (control$preconditioner == "vecchia" && is_tanimoto(problem$kernel)) {
-    abort_argument("control", paste(
-      "has preconditioner = \"vecchia\", whose neighbours are nearest in distance:",
-      "the Tanimoto kernel has none; use preconditioner = \"pivoted_cholesky\""))
-  }
-  settings <- cg_settings(control, nrow(problem$x),
-                          solve_tolerance(control$tolerance, problem),
-                          problem$alpha0)
+  preconditioner <- cg_preconditioner(control$preconditioner, problem$kernel)
+  settings <- cg_settings(control, nrow(problem$x), preconditioner,
+                          solve_tolerance(control$tolerance, problem), problem$alpha0)
   settings$progress <- progress_solver("CG", settings$max_iterations, settings$tolerance)
   res <- .Call(C_cg_solve, problem$xs, kernel_spec(problem$kernel), problem$noise,
                problem$rhs, settings, threads)
@@ -152,7 +165,11 @@ solve_cg <- function(problem, control, threads, state) {
     "definite. Increase `noise` or check the data."))
   list(alpha = res$alpha, iterations = res$iterations, status = status,
        trace = solver_trace(res$trace, mean_systems(problem)), state = NULL,
-       cached = settings$use_cache, tolerance = settings$tolerance)
+       cached = settings$use_cache, tolerance = settings$tolerance,
+       preconditioner = switch(preconditioner,
+         vecchia = sprintf("Vecchia's, %d neighbours", settings$neighbours),
+         pivoted_cholesky = sprintf("pivoted Cholesky, rank at most %d", settings$rank),
+         none = "none"))
 }
 
 # The preconditioner's pivoted Cholesky factor of K + jitter I on the

@@ -6,9 +6,9 @@
 # conditioning of K + noise I, which no cheap estimate predicts reliably,
 # so they run in turn within one budget: up to cholesky_max_n points, as
 # much as the exact solve costs, SDD first (giving up early when it falls
-# too slowly), then CG (chosen_preconditioner()) from SDD's iterate for what is left,
-# then, if neither reached its tolerance, the exact solver; at worst twice
-# the exact solve.  Beyond, SDD's default run, then CG for as much again,
+# too slowly), then CG (its "auto" preconditioner) from SDD's iterate for
+# what is left, then, if neither reached its tolerance, the exact solver;
+# at worst twice the exact solve.  Beyond, SDD's default run, then CG for as much again,
 # whose iterate stands (and the fit warns) if it too falls short.  Budgets
 # come from operation counts and fixed costs per operation (not from
 # timings of this run), so the choice, like every result, is the same for
@@ -96,8 +96,7 @@ min_cg_iterations <- 10L
 # so that the tests reach every path cheaply.
 solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
                             sdd = sdd_control(),
-                            cg = cg_control(features = sdd$features, preconditioner =
-                                              chosen_preconditioner(fit$kernel$family))) {
+                            cg = cg_control(features = sdd$features)) {
   n <- fit$n
   nrhs <- ncol(problem$rhs)
   dims <- cost_dims(fit)

@@ -300,22 +300,14 @@ inner_residual <- function(sol) {
 
 # The settings of the inner solves for the kernel family `family`: the
 # control's solver to its relative residual `inner_tolerance`, CG with the
-# control's preconditioner ("auto": Vecchia's where the kernel has
-# distances, the pivoted Cholesky one for the Tanimoto kernel).
+# control's preconditioner (cg_preconditioner()).
 inner_control <- function(control, family) {
   args <- list(tolerance = control$inner_tolerance, features = control$features,
                precision = control$precision)
   budget <- control$inner_iterations
   if (control$solver == "cg") {
-    preconditioner <- control$preconditioner
-    if (preconditioner == "auto") {
-      preconditioner <- chosen_preconditioner(family)
-    } else if (preconditioner == "vecchia" && family == "tanimoto") {
-      abort_argument("estimation", paste(
-        "has iterative_control(preconditioner = \"vecchia\"), whose neighbours are",
-        "nearest in distance: the Tanimoto kernel has none; use \"auto\" or",
-        "\"pivoted_cholesky\""))
-    }
+    preconditioner <- cg_preconditioner(control$preconditioner, list(family = family),
+                                        "estimation")
     do.call(cg_control, c(args, list(preconditioner = preconditioner),
                           if (!is.null(budget)) list(max_iterations = budget)))
   } else {
@@ -350,7 +342,8 @@ likelihood_gain <- function(path, gradients) {
 #' @param preconditioner Preconditioner of the inner CG solves
 #'   ([cg_control()]): `"vecchia"` (50 neighbours), `"pivoted_cholesky"`
 #'   (rank 100), or `"auto"`: Vecchia's, except for the [tanimoto()] kernel,
-#'   which has no distances to find neighbours by. On split 0 of pol (13,500 points), the first four steps'
+#'   which has no distances to find neighbours by. On split 0 of pol
+#'   (13,500 points), the first four steps'
 #'   solves of the targets and 16 probes took 22, 23, 20 and 18 CG
 #'   iterations with Vecchia's against 375, 312, 250 and 264 with the
 #'   pivoted Cholesky one, and the two paths agreed to 0.01 in every log

@@ -365,6 +365,7 @@ fit_posterior <- function(fit, samples, threads, start = NULL, parallel = NULL) 
   fit$trace <- sol$trace
   fit$sample_accuracy <- sol$sample_accuracy
   fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache
+  fit$preconditioner <- sol$preconditioner  # CG's, in words; else NULL
   fit$log_likelihood <- fit_log_likelihood(fit, sol, threads)  # NULL: logLik() computes it
   fit
 }

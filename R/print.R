@@ -153,9 +153,10 @@ final_residual <- function(fit) {
 #'   variance at the training inputs, their residual's root mean square,
 #'   `fraction`, the square of the one over the other, and `refinements`,
 #'   how many more solves the default tolerance took to bring `fraction` to
-#'   0.05, and `tolerance`, the one the last of them ran to; else `NULL`), `cached` (whether the kernel matrix was cached, for the
-#'   solvers with a cache: SDD, SGD, CG; else `NULL`) and `input_labels` (the
-#'   names of the length scales).
+#'   0.05, and `tolerance`, the one the last of them ran to; else `NULL`),
+#'   `cached` (whether the kernel matrix was cached, for the solvers with a
+#'   cache: SDD, SGD, CG; else `NULL`), `preconditioner` (CG's, in words;
+#'   else `NULL`) and `input_labels` (the names of the length scales).
 #' @export
 summary.sddgp <- function(object, ...) {
   tr <- object$trace
@@ -173,7 +174,7 @@ summary.sddgp <- function(object, ...) {
     tolerance = object$tolerance, choice = object$choice,
     not_converged = if (short_of_accuracy(object)) not_converged_note(object),
     sample_accuracy = object$sample_accuracy,
-    cached = object$cached,
+    cached = object$cached, preconditioner = object$preconditioner,
     estimation = object$estimation, scaling = object$scaling,
     input_labels = input_labels(object), outputs = output_names(object)),
     class = "summary.sddgp")
@@ -204,6 +205,7 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
                   ", halved %d time%s after the iterates diverged", x$backoffs,
                   if (x$backoffs == 1L) "" else "s") else ""))
   }
+  if (!is.null(x$preconditioner)) cat(sprintf("  preconditioner: %s\n", x$preconditioner))
   cat(sprintf("  %d iteration%s (%s), %d thread%s, %.2f s\n", x$iterations,
               if (x$iterations == 1L) "" else "s", x$status, x$threads,
               if (x$threads == 1L) "" else "s", x$seconds))

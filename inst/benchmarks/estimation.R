@@ -14,8 +14,9 @@
 # `seconds` is the wall time of estimation plus fit; `cpu_seconds` the
 # process's CPU time (all its threads), which compares runs made at
 # different loads or at a low priority (nice) beside timed work.
-# Methods, each followed by the same prediction solve (CG with a
-# pivoted-Cholesky preconditioner to the package's default tolerance, and
+# Methods, each followed by the same prediction solve (CG with
+# cg_control()'s default preconditioner, Vecchia's since 2026-11-28 and the
+# pivoted Cholesky one before, to the package's default tolerance, and
 # `samples` posterior samples for the NLL):
 # - subset: gp_sdd()'s estimate on its default 2000-point subset
 #   (estimation_control(method = "subset")).

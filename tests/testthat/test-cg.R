@@ -8,7 +8,9 @@
 cg_raw <- function(problem, control, threads = 2L) {
   .Call(sddgp:::C_cg_solve, problem$xs, sddgp:::kernel_spec(problem$kernel),
         problem$noise, problem$rhs,
-        sddgp:::cg_settings(control, nrow(problem$x)), threads)
+        sddgp:::cg_settings(control, nrow(problem$x),
+                            sddgp:::cg_preconditioner(control$preconditioner, problem$kernel)),
+        threads)
 }
 
 # Greedy pivoted Cholesky of a dense matrix A, straight from the definition:
@@ -45,7 +47,7 @@ test_that("cg_control() has its documented defaults", {
   expect_equal(ctl$solver, "cg")
   expect_null(ctl$tolerance)  # chosen from the noise (solve_tolerance())
   expect_identical(ctl$max_iterations, 1000L)
-  expect_equal(ctl$preconditioner, "pivoted_cholesky")
+  expect_equal(ctl$preconditioner, "auto")
   expect_identical(ctl$rank, 100L)
   expect_equal(ctl$jitter, 0)
   expect_identical(ctl$neighbours, 50L)
@@ -62,7 +64,7 @@ test_that("cg_control() has its documented defaults", {
   }
   expect_output(print(cg_control()),
                 "Settings of solver \"cg\" \\(preconditioned conjugate gradients\\)")
-  expect_output(print(cg_control()), "preconditioner +pivoted_cholesky\n  rank +100\n")
+  expect_output(print(cg_control()), "preconditioner +auto\n  rank +100\n")
 })
 
 test_that("every cg_control() argument is validated with a classed error", {
@@ -86,7 +88,8 @@ test_that("every cg_control() argument is validated with a classed error", {
     }
   }
   expect_error(cg_control(preconditioner = "jacobi"), regexp = paste0(
-    "`preconditioner` must be one of \"pivoted_cholesky\", \"none\", \"vecchia\", not \"jacobi\""))
+    "`preconditioner` must be one of \"auto\", \"vecchia\", \"pivoted_cholesky\", \"none\", not",
+    " \"jacobi\""))
   expect_error(cg_control(cache = "x"),
                regexp = "`cache` must be one of \"auto\", \"always\", \"never\"")
   expect_error(cg_control(tolerance = 1), regexp = "`tolerance` must lie in \\[0, 1\\)")
@@ -102,26 +105,41 @@ test_that("every cg_control() argument is validated with a classed error", {
 })
 
 test_that("cg_settings() caps the rank at n and encodes 'none' as rank 0 and no neighbours", {
-  r <- sddgp:::cg_settings(cg_control(rank = 500), n = 300)
+  settings <- function(control, n, pc = control$preconditioner) {
+    sddgp:::cg_settings(control, n, pc)
+  }
+  r <- settings(cg_control(rank = 500), n = 300, "pivoted_cholesky")
   expect_identical(r$rank, 300L)
+  expect_identical(r$neighbours, 0L)
   expect_true(r$use_cache)
-  expect_identical(sddgp:::cg_settings(cg_control(), n = 300)$rank, 100L)
-  expect_identical(sddgp:::cg_settings(cg_control(preconditioner = "none"), 300)$rank, 0L)
-  expect_identical(sddgp:::cg_settings(cg_control(), 300)$neighbours, 0L)
-  expect_identical(sddgp:::cg_settings(cg_control(preconditioner = "none"), 300)$neighbours, 0L)
+  expect_identical(settings(cg_control(), 300, "pivoted_cholesky")$rank, 100L)
+  expect_identical(settings(cg_control(preconditioner = "none"), 300)$rank, 0L)
+  expect_identical(settings(cg_control(preconditioner = "none"), 300)$neighbours, 0L)
   # Vecchia's: neighbours capped at n - 1 (its exact factor), no rank.
-  v <- sddgp:::cg_settings(cg_control(preconditioner = "vecchia", neighbours = 500), 300)
+  v <- settings(cg_control(preconditioner = "vecchia", neighbours = 500), 300)
   expect_identical(v$neighbours, 299L)
   expect_identical(v$rank, 0L)
-  expect_identical(sddgp:::cg_settings(cg_control(preconditioner = "vecchia"), 1)$neighbours, 1L)
+  expect_identical(settings(cg_control(preconditioner = "vecchia"), 1)$neighbours, 1L)
   # The cache budget is 8 n^2 bytes, as for SDD.
-  expect_true(sddgp:::cg_settings(cg_control(cache_limit = 8e4), 100)$use_cache)
-  expect_false(sddgp:::cg_settings(cg_control(cache_limit = 8e4 - 1), 100)$use_cache)
-  expect_false(sddgp:::cg_settings(cg_control(cache = "never"), 100)$use_cache)
+  expect_true(settings(cg_control(cache_limit = 8e4), 100, "none")$use_cache)
+  expect_false(settings(cg_control(cache_limit = 8e4 - 1), 100, "none")$use_cache)
+  expect_false(settings(cg_control(cache = "never"), 100, "none")$use_cache)
+})
+
+test_that("\"auto\" resolves to Vecchia's preconditioner, or the pivoted Cholesky one for Tanimoto", {
+  pc <- sddgp:::cg_preconditioner
+  matern <- list(family = "matern32")
+  tan <- list(family = "tanimoto")
+  expect_identical(pc("auto", matern), "vecchia")
+  expect_identical(pc("auto", tan), "pivoted_cholesky")
+  for (p in c("vecchia", "pivoted_cholesky", "none")) expect_identical(pc(p, matern), p)
+  for (p in c("pivoted_cholesky", "none")) expect_identical(pc(p, tan), p)
+  expect_error(pc("vecchia", tan, "estimation"), class = "sddgp_error_argument",
+               regexp = "`estimation`.*Tanimoto")
 })
 
 test_that("cg_settings() holds exactly the fields of cg_options that R sets and the operator's", {
-  expect_named(sddgp:::cg_settings(cg_control(), 100),
+  expect_named(sddgp:::cg_settings(cg_control(), 100, "vecchia"),
                c("tolerance", "max_iterations", "alpha0", "rank", "jitter", "neighbours",
                  "use_cache", "precision"))
 })
@@ -230,7 +248,8 @@ test_that("with a full-rank factor and no jitter the preconditioner is the syste
   expect_length(pc$pivots, 60L)
   rhs <- cbind(d$y, withr::with_seed(6, matrix(rnorm(120), 60)))
   fit <- sddgp:::run_solver("cg", test_problem(d$x, ker, noise, rhs),
-                            cg_control(tolerance = 1e-10, rank = 60, jitter = 0), 1)
+                            cg_control(tolerance = 1e-10, preconditioner = "pivoted_cholesky",
+                                       rank = 60, jitter = 0), 1)
   expect_identical(fit$iterations, 1L)
   A <- ref_kernel(d$x, d$x, "matern12", 0.1, 1) + diag(noise)
   expect_true(all(true_residual(A, fit$alpha, rhs) < 1e-10))
@@ -280,30 +299,31 @@ test_that("max_iterations stops with status 'iterations'; tolerance 0 runs them 
   d <- make_data(200, 2, seed = 106)
   ker <- matern(3/2, 0.3, 1)
   problem <- test_problem(d$x, ker, 0.01, cbind(d$y))
-  fit <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 0.001,
-                                                      max_iterations = 3), 2)
+  fit <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 0.001, max_iterations = 3,
+                                                      preconditioner = "pivoted_cholesky"), 2)
   expect_equal(fit$status, "iterations")
   expect_identical(fit$iterations, 3L)
   expect_equal(fit$trace$iteration, 1:3)
   expect_true(all(fit$trace$residual > 0.001))
-  fit0 <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 0,
-                                                       max_iterations = 40), 2)
+  fit0 <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 0, max_iterations = 40,
+                                                       preconditioner = "pivoted_cholesky"), 2)
   expect_equal(fit0$status, "iterations")
   expect_identical(fit0$iterations, 40L)
   # The first 3 iterations are the same in both runs.
   expect_identical(fit0$trace$residual[1:3], fit$trace$residual)
 })
 
-test_that("the preconditioner cuts the iterations on an ill-conditioned problem", {
+test_that("the pivoted Cholesky preconditioner cuts the iterations on an ill-conditioned problem", {
   # Small noise and a long length scale: cond(K + noise I) is about 1e7.
   d <- make_data(500, 2, seed = 107)
   ker <- matern(3/2, 1, 1)
   problem <- test_problem(d$x, ker, 1e-4, cbind(d$y))
   plain <- sddgp:::run_solver("cg", problem,
                               cg_control(tolerance = 1e-3, preconditioner = "none"), 2)
-  pre <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 1e-3), 2)
+  pivoted <- function(...) cg_control(tolerance = 1e-3, preconditioner = "pivoted_cholesky", ...)
+  pre <- sddgp:::run_solver("cg", problem, pivoted(), 2)
   # The reference implementation factors K + I instead of K (jitter 1).
-  reference <- sddgp:::run_solver("cg", problem, cg_control(tolerance = 1e-3, jitter = 1), 2)
+  reference <- sddgp:::run_solver("cg", problem, pivoted(jitter = 1), 2)
   expect_equal(plain$status, "tolerance")
   expect_equal(pre$status, "tolerance")
   expect_lt(pre$iterations * 4, plain$iterations)
@@ -399,7 +419,7 @@ test_that("the Vecchia preconditioner cuts the iterations where the low-rank one
   problem <- test_problem(d$x, ker, 1e-3, cbind(d$y))
   run <- function(...) sddgp:::run_solver("cg", problem, cg_control(tolerance = 1e-6, ...), 2)
   plain <- run(preconditioner = "none")
-  low_rank <- run()
+  low_rank <- run(preconditioner = "pivoted_cholesky")
   vecchia <- run(preconditioner = "vecchia", neighbours = 30)
   for (fit in list(plain, low_rank, vecchia)) expect_equal(fit$status, "tolerance")
   expect_lt(vecchia$iterations * 4, low_rank$iterations)
@@ -429,6 +449,26 @@ test_that("the Vecchia preconditioner refuses the Tanimoto kernel with a classed
   expect_error(gp_sdd(x, rnorm(40), kernel = tanimoto(variance = 1), noise = 0.1,
                       solver = "cg", control = cg_control(preconditioner = "vecchia")),
                class = "sddgp_error_argument", regexp = "`control`.*Tanimoto")
+})
+
+test_that("the default preconditioner is Vecchia's, and the pivoted Cholesky one for Tanimoto", {
+  d <- make_data(300, 3, seed = 115)
+  ker <- matern(3/2, 0.4, 1)
+  fit <- function(x, y, kernel, pc) {
+    withr::with_seed(5, gp_sdd(x, y, kernel = kernel, noise = 0.01, samples = 2, solver = "cg",
+                               control = cg_control(preconditioner = pc, tolerance = 1e-6),
+                               threads = 1))
+  }
+  auto <- fit(d$x, d$y, ker, "auto")
+  expect_identical(auto$alpha, fit(d$x, d$y, ker, "vecchia")$alpha)
+  x <- matrix(rbinom(120 * 16, 1, 0.4), 120)
+  y <- rnorm(120)
+  tan <- tanimoto(variance = 1)
+  auto <- fit(x, y, tan, "auto")
+  expect_identical(auto$alpha, fit(x, y, tan, "pivoted_cholesky")$alpha)
+  exact <- gp_sdd(x, y, kernel = tan, noise = 0.01, samples = 0, solver = "cholesky",
+                  threads = 1)
+  expect_equal(as.numeric(auto$alpha), as.numeric(exact$alpha), tolerance = 1e-4)
 })
 
 test_that("breakdown on an indefinite system is reported as divergence, not NaN", {

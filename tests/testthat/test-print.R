@@ -28,6 +28,17 @@ test_that("print() and summary() report the key fields", {
   expect_output(print(s), sprintf("100 iterations \\(iterations\\), %d threads?,", sddgp_threads(2)))
   expect_output(print(s), "Posterior samples: 2")
 
+  # CG's summary names the preconditioner it ran with.
+  cg <- function(...) gp_sdd(..., noise = 0.1, solver = "cg", threads = 1)
+  expect_output(print(summary(cg(d$x, d$y, kernel = matern(3/2, 0.5, 1)))),
+                "Solver: preconditioned conjugate gradients \n  preconditioner: Vecchia's, 50 neighbours\n")
+  expect_output(print(summary(cg(d$x[1:30, ], d$y[1:30], kernel = matern(3/2, 0.5, 1)))),
+                "preconditioner: Vecchia's, 29 neighbours\n")
+  bits <- matrix(withr::with_seed(3, rbinom(60 * 12, 1, 0.5)), 60)
+  expect_output(print(summary(cg(bits, d$y, kernel = tanimoto(variance = 1)))),
+                "preconditioner: pivoted Cholesky, rank at most 60\n")
+  expect_null(fit$preconditioner)
+
   fc <- gp_sdd(d$x[, 1], d$y, kernel = squared_exponential(0.5, 1), noise = 0.1,
                solver = "cholesky")
   expect_output(print(fc), "exact Cholesky solve")

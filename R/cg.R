@@ -56,6 +56,16 @@
 #'   posterior samples need it. The reference
 #'   implementation uses 0.01 for the mean and 0.001 for samples.
 #' @param max_iterations Largest number of iterations (kernel products).
+#' @param time_limit Seconds the solve may take (wall time, the
+#'   preconditioner's construction included; estimation, the kernel cache
+#'   and the prior draws not counted): no iteration starts that would end
+#'   past them if it took as long as the last one, and the fit keeps the
+#'   iterate reached, with status `"time limit"`; `Inf` for no limit. At
+#'   least one iteration runs. The preconditioned CG's first iterate is
+#'   already a scaled preconditioner solve (with Vecchia's, an approximate
+#'   GP fit of its own), so a short limit still predicts usefully. As for
+#'   [sdd_control()], a finite limit leaves out the fitted values at fit
+#'   time, and such a fit is reproduced by its recorded `iterations`.
 #' @param preconditioner `"auto"` (Vecchia's, or the pivoted Cholesky one
 #'   for the Tanimoto kernel), `"vecchia"`, `"pivoted_cholesky"` or `"none"`
 #'   (plain CG).
@@ -94,7 +104,7 @@
 #' cg_control(preconditioner = "none")
 #' cg_control(preconditioner = "vecchia", neighbours = 30)
 #' @export
-cg_control <- function(tolerance = NULL, max_iterations = 1000,
+cg_control <- function(tolerance = NULL, max_iterations = 1000, time_limit = Inf,
                        preconditioner = c("auto", "vecchia", "pivoted_cholesky", "none"),
                        rank = 100, jitter = 0, neighbours = 50, features = 2000,
                        cache = c("auto", "always", "never"), cache_limit = 2e9,
@@ -104,6 +114,9 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000,
   }
   check_number(max_iterations, "max_iterations", lower = 1,
                upper = .Machine$integer.max, integer = TRUE)
+  if (!identical(time_limit, Inf)) {
+    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
+  }
   preconditioner <- choose_one(preconditioner, "preconditioner",
                                c("auto", "vecchia", "pivoted_cholesky", "none"))
   check_number(rank, "rank", lower = 1, upper = .Machine$integer.max, integer = TRUE)
@@ -111,7 +124,7 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000,
   check_number(jitter, "jitter", lower = 0)
   new_control("cg", c(list(
     tolerance = tolerance, max_iterations = as.integer(max_iterations),
-    preconditioner = preconditioner, rank = as.integer(rank), jitter = jitter,
+    time_limit = as.numeric(time_limit), preconditioner = preconditioner, rank = as.integer(rank), jitter = jitter,
     neighbours = as.integer(neighbours)),
     kernel_settings(cache, cache_limit, precision)), features)
 }
@@ -140,7 +153,7 @@ cg_preconditioner <- function(preconditioner, kernel, arg = "control") {
 cg_settings <- function(control, n, preconditioner, tolerance = control$tolerance,
                         alpha0 = NULL) {
   c(list(tolerance = tolerance, max_iterations = control$max_iterations,
-         alpha0 = alpha0,
+         time_limit = control$time_limit, alpha0 = alpha0,
          # 0: no pivoted Cholesky factor
          rank = if (preconditioner != "pivoted_cholesky") 0L else
            min(control$rank, as.integer(n)),

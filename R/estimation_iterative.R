@@ -106,6 +106,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
   alpha <- previous <- NULL
   reason <- "step limit"
   for (t in progress_along(seq_len(steps), "Estimating hyperparameters on all the data")) {
+    step_start <- proc.time()[["elapsed"]]
     kernel <- theta_kernel(family, theta)
     noise <- exp(theta[[d + 2L]])
     setup_start <- proc.time()[["elapsed"]]
@@ -186,6 +187,11 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
       break
     }
     if (t == steps) break
+    now <- proc.time()[["elapsed"]]
+    if (now - start_time + (now - step_start) > control$time_limit) {
+      reason <- "time limit"
+      break
+    }
     theta[free] <- pmin(pmax(theta[free] + control$learning_rate * direction,
                              space$lower[free]), space$upper[free])
   }
@@ -248,11 +254,15 @@ warn_ascent <- function(reason, t, excluded, short, residuals, control) {
       class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
       steps = which(short))
   }
-  if (reason == "step limit") {
+  if (reason %in% c("step limit", "time limit")) {
     sddgp_warn(sprintf(paste(
-      "Hyperparameter estimation on all the data stopped at its step limit",
-      "(%d steps) before the log marginal likelihood levelled off: raise",
-      "`max_steps` or `learning_rate` in iterative_control()."), t),
+      "Hyperparameter estimation on all the data stopped at its %s",
+      "(%s) before the log marginal likelihood levelled off: raise %s in",
+      "iterative_control()."), reason,
+      if (reason == "step limit") sprintf("%d steps", t) else
+        sprintf("%s s, after %d step%s", format(control$time_limit), t,
+                if (t == 1L) "" else "s"),
+      if (reason == "step limit") "`max_steps` or `learning_rate`" else "`time_limit`"),
       class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"),
       steps = t)
   }
@@ -362,6 +372,11 @@ likelihood_gain <- function(path, gradients) {
 #'   where the noise is small.
 #' @param learning_rate Adam's step size on the log hyperparameters.
 #' @param max_steps Most outer (Adam) steps.
+#' @param time_limit Seconds the ascent may take (wall time; the subset
+#'   estimate that starts it and the fit after it not counted): no step
+#'   starts that would end past them if it took as long as the last one,
+#'   and the ascent stops, with a warning, at the hyperparameters reached.
+#'   `Inf` for no limit. At least one step runs.
 #' @param window,tolerance The ascent stops once the log marginal
 #'   likelihood, as estimated along the path (by the trapezoidal rule over
 #'   the estimated gradients), changed by less than `tolerance` per point
@@ -397,7 +412,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
                               preconditioner = c("auto", "vecchia", "pivoted_cholesky"),
                               inner_tolerance = 0.01, inner_iterations = NULL,
                               warm_start = c("previous", "extrapolated", "none"),
-                              learning_rate = 0.1, max_steps = 100,
+                              learning_rate = 0.1, max_steps = 100, time_limit = Inf,
                               window = 5, tolerance = 1e-5,
                               features = 2000, precision = c("double", "single")) {
   check_number(probes, "probes", lower = 1, upper = 1e4, integer = TRUE)
@@ -414,6 +429,9 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
   check_number(learning_rate, "learning_rate", lower = 0, upper = 10,
                lower_open = TRUE)
   check_number(max_steps, "max_steps", lower = 1, upper = 1e5, integer = TRUE)
+  if (!identical(time_limit, Inf)) {
+    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
+  }
   check_number(window, "window", lower = 1, upper = 1e5, integer = TRUE)
   check_number(tolerance, "tolerance", lower = 0)
   check_number(features, "features", lower = 1, upper = 1e6, integer = TRUE)
@@ -425,7 +443,8 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
                    as.integer(inner_iterations),
                  warm_start = warm_start,
                  learning_rate = learning_rate, max_steps = as.integer(max_steps),
-                 window = as.integer(window), tolerance = tolerance,
+                 time_limit = as.numeric(time_limit), window = as.integer(window),
+                 tolerance = tolerance,
                  features = as.integer(features), precision = precision),
             class = "sddgp_iterative_control")
 }
@@ -439,7 +458,9 @@ print.sddgp_iterative_control <- function(x, ...) {
               format(x$inner_tolerance),
               if (x$precision == "single") " in single precision" else "",
               x$warm_start))
-  cat(sprintf("  Adam: learning rate %s, at most %d steps, tolerance %s per point over %d steps\n",
-              format(x$learning_rate), x$max_steps, format(x$tolerance), x$window))
+  cat(sprintf("  Adam: learning rate %s, at most %d steps%s, tolerance %s per point over %d steps\n",
+              format(x$learning_rate), x$max_steps,
+              if (is.finite(x$time_limit)) sprintf(" and %s s", format(x$time_limit)) else "",
+              format(x$tolerance), x$window))
   invisible(x)
 }

@@ -187,7 +187,8 @@ warn_if_not_converged <- function(fit) {
       exact_seconds(fit$n, 1L + ncol(fit$alpha_samples), fit$threads, cost_dims(fit))))
   }
   advice <- switch(fit$solver,
-    cg = paste(c("more `max_iterations` in cg_control()", exact), collapse = ", or "),
+    cg = paste(c("more `max_iterations` or a larger `time_limit` in cg_control()", exact),
+               collapse = ", or "),
     cabcd = paste(c("more `iterations` in cabcd_control(), or solver = \"cg\"", exact),
                   collapse = " or "),
     paste(c(sprintf("more `iterations` or a larger `time_limit` in %s_control()",

@@ -2,6 +2,7 @@
 #include <string.h>
 #include "cg.h"
 #include "nystrom.h"
+#include "threads.h"
 #include "vecchia.h"
 #include "workspace.h"
 
@@ -111,6 +112,9 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   double *Z, *Q, *bnorm, *res;
   int *rows;
   workspace ws;
+  const double started = omp_get_wtime();
+  /* The clock is read only when there is a limit. */
+  const int timed = opt->time_limit > 0 && isfinite(opt->time_limit);
   *iterations_done = 0;
 
   workspace_init(&ws);
@@ -163,6 +167,7 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
   }
 
   for (int t = 0; t < opt->max_iterations && st.nact > 0; t++) {
+    const double iteration_start = timed ? omp_get_wtime() : 0.0;
     if (system_product(K, noise, rows, st.P, st.nact, Q, t, opt->nthreads,
                        callback, ctx)) {
       status = SOLVER_STOPPED;
@@ -193,10 +198,22 @@ solver_status cg_solve(const kernel_op *K, const double *noise,
       status = SOLVER_DIVERGED;
       break;
     }
+    /* Out of time when another iteration as long as this one would end
+     * past the limit.  Such a run reports its last residuals, so the
+     * trace ends with those of the iterate handed back. */
+    int out_of_time = 0;
+    if (timed && st.nact > 0) {
+      const double now = omp_get_wtime();
+      out_of_time = now - started + (now - iteration_start) > opt->time_limit;
+    }
     const int report = (t + 1) % opt->trace_every == 0 || st.nact == 0 ||
-                       t + 1 == opt->max_iterations;
+                       t + 1 == opt->max_iterations || out_of_time;
     if (callback && callback(ctx, t + 1, report ? res : NULL)) {
       status = SOLVER_STOPPED;
+      break;
+    }
+    if (out_of_time) {
+      status = SOLVER_TIME_LIMIT;
       break;
     }
   }

@@ -35,6 +35,10 @@ typedef struct {
                          * residual costs one more kernel product */
   int neighbours;     /* > 0: Vecchia's preconditioner with this many
                        * neighbours a point, in place of the rank's */
+  double time_limit;  /* seconds from the call, the preconditioner's
+                       * construction included: no iteration starts that
+                       * would end past them if as long as the last one;
+                       * <= 0 or not finite: none */
 } cg_options;
 
 /* alpha (n x nrhs, column-major) receives the iterates; *iterations_done is
@@ -46,7 +50,9 @@ typedef struct {
  * when one product takes seconds.  Status: SOLVER_TOLERANCE when every
  * column converged, SOLVER_MAX_ITER otherwise, SOLVER_DIVERGED on
  * breakdown (p'Ap <= 0 or non-finite values: the matrix is not numerically
- * positive definite), SOLVER_STOPPED, SOLVER_NO_MEMORY. */
+ * positive definite), SOLVER_TIME_LIMIT when time ran out with columns
+ * still running (after at least one iteration), SOLVER_STOPPED,
+ * SOLVER_NO_MEMORY. */
 solver_status cg_solve(const kernel_op *K, const double *noise,
                        const double *rhs, int nrhs, const cg_options *opt,
                        double *alpha, int *iterations_done,

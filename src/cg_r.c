@@ -34,6 +34,7 @@ SEXP C_cg_solve(SEXP x, SEXP spec, SEXP noise, SEXP rhs, SEXP settings,
   GLUE_SET_INT(opt, settings, rank);
   GLUE_SET_INT(opt, settings, neighbours);
   GLUE_SET_REAL(opt, settings, jitter);
+  GLUE_SET_REAL(opt, settings, time_limit);
   opt.nthreads = glue_threads(threads);
   SEXP alpha0 = glue_list_get(settings, "alpha0");
   opt.alpha0 = Rf_isNull(alpha0) ? NULL : glue_doubles(alpha0, XLENGTH(rhs), "alpha0");

@@ -4,10 +4,10 @@
 # the exact GP on the largest random subset that fits the same time.
 #
 #   Rscript inst/benchmarks/peers.R [--n=100000] [--dims=8,26]
-#       [--methods=gpgp,sdd_double,sdd_single,lagp,exact,lagp_budget]
+#       [--methods=gpgp,sdd_double,sdd_single,cg,lagp,exact,lagp_budget]
 #       [--budget=SECONDS] [--out=inst/extdata/benchmarks/peers.csv]
 #   Rscript inst/benchmarks/peers.R --budgets=30,60,120,300,600
-#       [--n=100000] [--dims=8,26] [--methods=sdd_double,sdd_single]
+#       [--n=100000] [--dims=8,26] [--methods=sdd_double,sdd_single,cg]
 #       [--out=inst/extdata/benchmarks/peers_curve.csv]
 #       [--peers=inst/extdata/benchmarks/peers.csv] [--table=true]
 #
@@ -33,7 +33,12 @@
 # single-precision kernel values: a 50-step pilot run (default batch 512,
 # the true hyperparameters, kernel on the fly) measures the time outside
 # the iterations and the prediction time, and the remainder of T is the
-# fit's time_limit.  laGP (its own local length scales, nugget the true noise ratio,
+# fit's time_limit.  cg: conjugate gradients with cg_control()'s defaults
+# (Vecchia's preconditioner, 50 neighbours; the tolerance chosen from the
+# noise) and the time limit T less the predictions' time, which is
+# measured on a 2000-point fit and scaled by n / 2000 (CG's time limit
+# counts the preconditioner's construction and no iteration starts that
+# would end past it).  laGP (its own local length scales, nugget the true noise ratio,
 # 2 OpenMP threads) predicts at all test points with its default 50
 # neighbours (lagp), and its own time is reported; lagp_budget gives it the
 # neighbourhood size whose time fits T.  The exact GP uses the largest subset m whose Cholesky time,
@@ -52,12 +57,12 @@ suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "options.R"))
 n <- as.integer(option("n", "100000"))
 dims <- as.integer(split_list(option("dims", "8,26")))
-known <- c("gpgp", "sdd_double", "sdd_single", "lagp", "exact", "lagp_budget")
+known <- c("gpgp", "sdd_double", "sdd_single", "lagp", "exact", "lagp_budget", "cg")
 budget_option <- as.numeric(option("budget", NA))
 budgets <- as.numeric(split_list(option("budgets", "")))
 curve <- length(budgets) > 0L
 if (curve) {
-  methods <- choice_option("methods", c("sdd_double", "sdd_single"))
+  methods <- choice_option("methods", c("sdd_double", "sdd_single", "cg"))
   if (anyNA(budgets) || any(budgets <= 0)) stop("--budgets: positive seconds, comma-separated")
 } else {
   methods <- choice_option("methods", known)
@@ -141,7 +146,7 @@ for (d in dims) {
   budget <- if (!is.na(budget_option)) budget_option else
     if (have(d, "gpgp")) done$seconds[done$d == d & done$n == n & done$method == "gpgp"][1] else NA
   if (!curve && is.na(budget) &&
-      any(c("sdd_double", "sdd_single", "lagp_budget", "exact") %in% methods)) {
+      any(c("sdd_double", "sdd_single", "cg", "lagp_budget", "exact") %in% methods)) {
     stop("d = ", d, ": no time budget; run gpgp first or give --budget=SECONDS")
   }
 
@@ -198,7 +203,42 @@ for (d in dims) {
       })
     }
   }
-  if (curve) next
+
+  # CG within `budget` seconds, fit and predictions.
+  cg_within <- function(budget) {
+    cg_fit <- function(rows, time_limit = Inf, max_iterations = 1000L) {
+      gp_sdd(x[rows, , drop = FALSE], y[rows], kernel = kern, noise = noise,
+             standardize = FALSE, solver = "cg",
+             control = cg_control(time_limit = time_limit, max_iterations = max_iterations),
+             threads = threads)
+    }
+    small <- suppressWarnings(cg_fit(seq_len(2000L), max_iterations = 1L))
+    predict_time <- elapsed(predict(small, xt, threads = threads))$seconds * n / 2000
+    limit <- max(budget - predict_time, 1)
+    cg <- elapsed({
+      fit <- suppressWarnings(cg_fit(seq_len(n), time_limit = limit))
+      predict(fit, xt, threads = threads)
+    })
+    c(cg, list(fit = fit, detail = sprintf(paste(
+      "sddgp %s, CG (%s), %d iterations (%s) in a time limit of %.0f s at a budget of %.0f s",
+      "(predictions %.1f s, from a 2000-point fit); relative residual %.3g"),
+      utils::packageVersion("sddgp"), fit$preconditioner, fit$iterations, fit$status,
+      limit, budget, predict_time, fit$trace$residual[nrow(fit$trace)])))
+  }
+  if (curve) {
+    for (b in budgets) {
+      run("cg", function() {
+        cg <- cg_within(b)
+        score("cg", cg$value, cg$seconds, cg$detail,
+              list(budget = b, steps = cg$fit$iterations, load = load_average()))
+      }, budget = b)
+    }
+    next
+  }
+  run("cg", function() {
+    cg <- cg_within(budget)
+    score("cg", cg$value, cg$seconds, cg$detail)
+  })
 
   # aGP's predictions at the test points `rows` with `end` neighbours, timed.
   a_gp <- function(end, rows = seq_len(n_test)) {

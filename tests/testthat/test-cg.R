@@ -54,8 +54,9 @@ test_that("cg_control() has its documented defaults", {
   expect_identical(ctl$features, 2000L)
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
+  expect_equal(ctl$time_limit, Inf)
   # Every setting given is kept, with whole numbers stored as integers.
-  given <- list(tolerance = 0, max_iterations = 5, preconditioner = "none", rank = 7,
+  given <- list(tolerance = 0, max_iterations = 5, time_limit = 30, preconditioner = "none", rank = 7,
                 jitter = 1, neighbours = 3, features = 10, cache = "never")
   ctl2 <- do.call(cg_control, given)
   for (name in names(given)) expect_equal(ctl2[[name]], given[[name]], label = name)
@@ -71,6 +72,7 @@ test_that("every cg_control() argument is validated with a classed error", {
   bad <- list(
     tolerance = list(-1e-3, 1, 2, NA, "0.01", Inf, c(0.1, 0.2)),
     max_iterations = list(0, -5, 2.5, NA, "100", Inf, 2^31),
+    time_limit = list(0, -1, NA, "60", c(1, 2), -Inf),
     preconditioner = list("jacobi", NA, 1, TRUE, c("none", "pivoted_cholesky", "x")),
     rank = list(0, -1, 10.5, NA, "100", 2^31),
     neighbours = list(0, -1, 2.5, NA, "30", 1001),
@@ -140,8 +142,8 @@ test_that("\"auto\" resolves to Vecchia's preconditioner, or the pivoted Cholesk
 
 test_that("cg_settings() holds exactly the fields of cg_options that R sets and the operator's", {
   expect_named(sddgp:::cg_settings(cg_control(), 100, "vecchia"),
-               c("tolerance", "max_iterations", "alpha0", "rank", "jitter", "neighbours",
-                 "use_cache", "precision"))
+               c("tolerance", "max_iterations", "time_limit", "alpha0", "rank", "jitter",
+                 "neighbours", "use_cache", "precision"))
 })
 
 test_that("the full-rank pivoted Cholesky factor reproduces K + jitter I", {
@@ -311,6 +313,35 @@ test_that("max_iterations stops with status 'iterations'; tolerance 0 runs them 
   expect_identical(fit0$iterations, 40L)
   # The first 3 iterations are the same in both runs.
   expect_identical(fit0$trace$residual[1:3], fit$trace$residual)
+})
+
+test_that("time_limit stops CG after the iteration under way, with its iterate and a warning", {
+  d <- make_data(1000, 3, seed = 116)
+  ker <- matern(3/2, c(0.2, 0.3, 0.4), 1)
+  run <- function(...) {
+    withr::with_seed(3, gp_sdd(d$x, d$y, kernel = ker, noise = 1e-3, standardize = FALSE,
+                               solver = "cg", threads = 1,
+                               control = cg_control(tolerance = 1e-8, ...)))
+  }
+  expect_warning(fit <- run(time_limit = 1e-9), class = "sddgp_warning_not_converged",
+                 regexp = "at its time limit of 1e-09 s after 1 iteration")
+  expect_equal(fit$status, "time limit")
+  expect_identical(fit$iterations, 1L)
+  expect_output(print(fit), "(time limit)", fixed = TRUE)
+  # A finite limit leaves the fitted values to fitted().
+  expect_null(fit$fitted.values)
+  # It is the run of one iteration, to the bit, and the trace ends with its
+  # true relative residual (base R), which Vecchia's first step (50
+  # neighbours) has cut to below a fifth.
+  one <- suppressWarnings(run(max_iterations = 1))
+  expect_equal(one$status, "iterations")
+  expect_identical(one$alpha, fit$alpha)
+  A <- ref_kernel(d$x, d$x, "matern32", c(0.2, 0.3, 0.4), 1) + diag(1e-3, 1000)
+  r <- true_residual(A, cbind(fit$alpha), cbind(d$y))
+  expect_equal(fit$trace$residual[nrow(fit$trace)], r, tolerance = 1e-6)
+  expect_lt(r, 0.2)
+  expect_equal(unname(fitted(fit)), drop(A %*% fit$alpha - 1e-3 * fit$alpha),
+               tolerance = 1e-8)
 })
 
 test_that("the pivoted Cholesky preconditioner cuts the iterations on an ill-conditioned problem", {

@@ -360,6 +360,33 @@ test_that("bad settings of estimation on all the data are classed errors", {
   expect_error(iterative_control(precision = "half"), class = "sddgp_error_argument")
   expect_error(iterative_control(preconditioner = "none"), class = "sddgp_error_argument",
                regexp = "`preconditioner`")
+  for (bad in list(0, -1, NA, "60", c(1, 2), -Inf)) {
+    expect_error(iterative_control(time_limit = bad), class = "sddgp_error_argument",
+                 regexp = "`time_limit`")
+  }
+})
+
+test_that("time_limit ends the ascent after the step under way, with a warning", {
+  d <- make_data(300, d = 2, seed = 16)
+  fit_with <- function(time_limit, max_steps = 50) {
+    withr::with_seed(17, gp_sdd(d$x, d$y, solver = "cholesky", threads = 1,
+      estimation = estimation_control(method = "iterative", subset_size = 100,
+                                      iterative = iterative_control(probes = 4,
+                                                                    max_steps = max_steps,
+                                                                    time_limit = time_limit))))
+  }
+  expect_warning(fit <- fit_with(1e-9), class = "sddgp_warning_estimation_not_converged",
+                 regexp = "stopped at its time limit \\(1e-09 s, after 1 step\\).*`time_limit`")
+  it <- fit$estimation$iterative
+  expect_identical(it$stopped, "time limit")
+  expect_identical(it$steps, 1L)
+  expect_output(print(summary(fit)), "1 Adam steps \\(time limit\\)")
+  # The step it ran is the first step of an ascent without a limit, and the
+  # fit's hyperparameters are those it was taken at.
+  one <- at_step_limit(fit_with(Inf, max_steps = 1))
+  expect_identical(it$path, one$estimation$iterative$path)
+  expect_identical(fit$kernel, one$kernel)
+  expect_output(print(iterative_control(time_limit = 600)), "at most 100 steps and 600 s,")
 })
 
 test_that("inner solves in single precision follow the double-precision ascent", {

@@ -186,7 +186,8 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
            control = cg_control(tolerance = 0, max_iterations = 1, preconditioner = "none"),
            standardize = FALSE, threads = 1),
     class = "sddgp_warning_not_converged",
-    regexp = "CG stopped far from converged.* after 1 iteration: .*`max_iterations` in cg_control")
+    regexp = paste("CG stopped far from converged.* after 1 iteration: .*`max_iterations`",
+                   "or a larger `time_limit` in cg_control"))
 })
 
 test_that("converged fits, exact fits and DSG do not warn", {

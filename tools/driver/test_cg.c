@@ -216,7 +216,7 @@ static void test_cg_solve(void)
   double *al3 = dalloc((size_t)n * nrhs);
   char what[128];
 
-  cg_options opt = {1e-12, 2000, 0, 1.0, 1, 1, NULL, 0};
+  cg_options opt = {1e-12, 2000, 0, 1.0, 1, 1, NULL, 0, 0};
   /* No preconditioner, two pivoted Cholesky ones, Vecchia's with 20
    * neighbours and with n - 1 (the exact inverse: one iteration). */
   const int ranks[5] = {0, 40, 40, 0, 0}, neighbours[5] = {0, 0, 0, 20, n - 1};
@@ -264,7 +264,7 @@ static void test_cg_solve(void)
   /* max_iterations, and residual reports every 4 iterations and at the end. */
   {
     int done = -1;
-    cg_options o = {1e-12, 10, 40, 1.0, 4, 2, NULL, 0};
+    cg_options o = {1e-12, 10, 40, 1.0, 4, 2, NULL, 0, 0};
     cg_cb cb = CG_CB(nrhs, 0);
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &done, cg_callback, &cb);
     CHECK(st == SOLVER_MAX_ITER && done == 10, "max_iterations: status %d, %d done",
@@ -283,7 +283,7 @@ static void test_cg_solve(void)
     for (int i = 0; i < n; i++) neg[i] = -1e3;
     for (int v = 0; v < 3; v++) {
       int done = -1;
-      cg_options o = {1e-6, 100, v == 1 ? 20 : 0, 1.0, 1, 2, NULL, v == 2 ? 10 : 0};
+      cg_options o = {1e-6, 100, v == 1 ? 20 : 0, 1.0, 1, 2, NULL, v == 2 ? 10 : 0, 0};
       solver_status st = cg_solve(&fly, neg, rhs, nrhs, &o, al2, &done, NULL, NULL);
       CHECK(st == SOLVER_DIVERGED && done == 0,
             "negative definite, rank %d, neighbours %d: status %d after %d", o.rank,
@@ -297,7 +297,7 @@ static void test_cg_solve(void)
    * same answer. */
   {
     int cold = -1, warm = -1;
-    cg_options o = {1e-10, 2000, 0, 1.0, 1, 2, NULL, 0};
+    cg_options o = {1e-10, 2000, 0, 1.0, 1, 2, NULL, 0, 0};
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &cold, NULL, NULL);
     o.alpha0 = star;
     solver_status sw = cg_solve(&fly, noise, rhs, nrhs, &o, al3, &warm, NULL, NULL);
@@ -320,10 +320,27 @@ static void test_cg_solve(void)
   {
     int done = -1;
     cg_cb cb = CG_CB(nrhs, 5);
-    cg_options o = {1e-12, 100, 0, 1.0, 1, 2, NULL, 0};
+    cg_options o = {1e-12, 100, 0, 1.0, 1, 2, NULL, 0, 0};
     solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &done, cg_callback, &cb);
     CHECK(st == SOLVER_STOPPED && done == 5 && cb.reports == 5,
           "callback stop: status %d after %d iterations", (int)st, done);
+  }
+
+  /* A time limit reached at once: one iteration runs, its residuals are
+   * reported, and its iterate is that of a run of one iteration. */
+  {
+    int done = -1, one = -1;
+    cg_cb cb = CG_CB(nrhs, 0);
+    cg_options o = {1e-12, 1, 0, 1.0, 50, 2, NULL, 20, 0};
+    solver_status so = cg_solve(&fly, noise, rhs, nrhs, &o, al3, &one, NULL, NULL);
+    o.max_iterations = 100;
+    o.time_limit = 1e-300;
+    solver_status st = cg_solve(&fly, noise, rhs, nrhs, &o, al2, &done, cg_callback, &cb);
+    CHECK(so == SOLVER_MAX_ITER && one == 1, "one iteration: status %d", (int)so);
+    CHECK(st == SOLVER_TIME_LIMIT && done == 1 && cb.reports == 1,
+          "time limit: status %d after %d iterations, %d reports", (int)st, done, cb.reports);
+    CHECK(max_rel_diff(al2, al3, (size_t)n * nrhs) == 0.0,
+          "time limit: the iterate of one iteration");
   }
 
   /* SDD's warm starts at full rank are the exact solution (0 for the zero
@@ -384,7 +401,7 @@ static void test_cg_slabs(void)
   double *al = dalloc((size_t)n * nrhs);
   for (int i = 0; i < n; i++) noise[i] = 0.1;
   int done = -1;
-  cg_options o = {0.0, 2, 0, 1.0, 1, 2, NULL, 0};
+  cg_options o = {0.0, 2, 0, 1.0, 1, 2, NULL, 0, 0};
   cg_cb cb = CG_CB(nrhs, 0);
   solver_status st = cg_solve(&op, noise, rhs, nrhs, &o, al, &done, cg_callback, &cb);
   CHECK(st == SOLVER_MAX_ITER && done == 2 && cb.reports == 2 && cb.polls >= 2,

@@ -127,8 +127,8 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000, time_limit = Inf
   check_number(jitter, "jitter", lower = 0)
   new_control("cg", c(list(
     tolerance = tolerance, max_iterations = as.integer(max_iterations),
-    time_limit = as.numeric(time_limit), preconditioner = preconditioner, rank = as.integer(rank), jitter = jitter,
-    neighbours = as.integer(neighbours)),
+    time_limit = as.numeric(time_limit), preconditioner = preconditioner,
+    rank = as.integer(rank), jitter = jitter, neighbours = as.integer(neighbours)),
     kernel_settings(cache, cache_limit, precision)), features)
 }
 

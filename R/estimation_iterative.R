@@ -353,11 +353,11 @@ likelihood_gain <- function(path, gradients) {
 #'   ([cg_control()]): `"vecchia"` (50 neighbours), `"pivoted_cholesky"`
 #'   (rank 100), or `"auto"`: Vecchia's, except for the [tanimoto()] kernel,
 #'   which has no distances to find neighbours by. On split 0 of pol
-#'   (13,500 points), the first four steps'
-#'   solves of the targets and 16 probes took 22, 23, 20 and 18 CG
-#'   iterations with Vecchia's against 375, 312, 250 and 264 with the
-#'   pivoted Cholesky one, and the two paths agreed to 0.01 in every log
-#'   hyperparameter (`inst/benchmarks/estimation_preconditioner.R`).
+#'   (13,500 points), the first four steps' solves of the targets and 16
+#'   probes took 22, 23, 20 and 18 CG iterations with Vecchia's against
+#'   375, 312, 250 and 264 with the pivoted Cholesky one, and the two
+#'   paths agreed to 0.01 in every log hyperparameter
+#'   (`inst/benchmarks/estimation_preconditioner.R`).
 #' @param inner_tolerance Relative residual to which every outer step
 #'   solves its systems.
 #' @param inner_iterations Iteration budget of every inner solve (CG

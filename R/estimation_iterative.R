@@ -40,10 +40,10 @@ estimation_summary <- function(est, n, digits) {
   }
   gain <- it$log_marginal_likelihood_gain
   c(lines, strwrap(sprintf(paste(
-    "then on all %d points: %d Adam steps (%s), log marginal likelihood",
+    "then on all %d points: %d Adam step%s (%s), log marginal likelihood",
     "%+.1f along the path, %d inner iterations (%d to %d a step, ending at",
     "relative residual %s at most), %.1f s"),
-    n, it$steps, it$stopped, gain[length(gain)], sum(it$inner_iterations),
+    n, it$steps, if (it$steps == 1L) "" else "s", it$stopped, gain[length(gain)], sum(it$inner_iterations),
     min(it$inner_iterations), max(it$inner_iterations),
     format(signif(max(it$inner_residuals), 2)), it$seconds),
     indent = 2, exdent = 4),

@@ -380,7 +380,7 @@ test_that("time_limit ends the ascent after the step under way, with a warning",
   it <- fit$estimation$iterative
   expect_identical(it$stopped, "time limit")
   expect_identical(it$steps, 1L)
-  expect_output(print(summary(fit)), "1 Adam steps \\(time limit\\)")
+  expect_output(print(summary(fit)), "1 Adam step \\(time limit\\)")
   # The step it ran is the first step of an ascent without a limit, and the
   # fit's hyperparameters are those it was taken at.
   one <- at_step_limit(fit_with(Inf, max_steps = 1))

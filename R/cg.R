@@ -117,9 +117,7 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000, time_limit = Inf
   }
   check_number(max_iterations, "max_iterations", lower = 1,
                upper = .Machine$integer.max, integer = TRUE)
-  if (!identical(time_limit, Inf)) {
-    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
-  }
+  time_limit <- check_time_limit(time_limit)
   preconditioner <- choose_one(preconditioner, "preconditioner",
                                c("auto", "vecchia", "pivoted_cholesky", "none"))
   check_number(rank, "rank", lower = 1, upper = .Machine$integer.max, integer = TRUE)
@@ -127,7 +125,7 @@ cg_control <- function(tolerance = NULL, max_iterations = 1000, time_limit = Inf
   check_number(jitter, "jitter", lower = 0)
   new_control("cg", c(list(
     tolerance = tolerance, max_iterations = as.integer(max_iterations),
-    time_limit = as.numeric(time_limit), preconditioner = preconditioner,
+    time_limit = time_limit, preconditioner = preconditioner,
     rank = as.integer(rank), jitter = jitter, neighbours = as.integer(neighbours)),
     kernel_settings(cache, cache_limit, precision)), features)
 }

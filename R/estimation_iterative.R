@@ -429,9 +429,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
   check_number(learning_rate, "learning_rate", lower = 0, upper = 10,
                lower_open = TRUE)
   check_number(max_steps, "max_steps", lower = 1, upper = 1e5, integer = TRUE)
-  if (!identical(time_limit, Inf)) {
-    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
-  }
+  time_limit <- check_time_limit(time_limit)
   check_number(window, "window", lower = 1, upper = 1e5, integer = TRUE)
   check_number(tolerance, "tolerance", lower = 0)
   check_number(features, "features", lower = 1, upper = 1e6, integer = TRUE)
@@ -443,7 +441,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
                    as.integer(inner_iterations),
                  warm_start = warm_start,
                  learning_rate = learning_rate, max_steps = as.integer(max_steps),
-                 time_limit = as.numeric(time_limit), window = as.integer(window),
+                 time_limit = time_limit, window = as.integer(window),
                  tolerance = tolerance,
                  features = as.integer(features), precision = precision),
             class = "sddgp_iterative_control")

@@ -22,9 +22,7 @@ loop_settings <- function(iterations, batch_size, momentum, averaging, averaging
   }
   batch_sampling <- choose_one(batch_sampling, "batch_sampling", c("uniform", "permutation"))
   if (!is.null(tolerance)) check_number(tolerance, "tolerance", lower = 0, upper = 1)
-  if (!identical(time_limit, Inf)) {
-    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
-  }
+  time_limit <- check_time_limit(time_limit)
   check_number(check_every, "check_every", lower = 1, upper = .Machine$integer.max,
                integer = TRUE)
   check_number(probe_size, "probe_size", lower = 1, upper = 1e6, integer = TRUE)
@@ -32,7 +30,7 @@ loop_settings <- function(iterations, batch_size, momentum, averaging, averaging
          momentum = momentum, averaging = averaging, averaging_rate = averaging_rate,
          averaging_start = if (!is.null(averaging_start)) as.integer(averaging_start),
          batch_sampling = batch_sampling, tolerance = tolerance,
-         time_limit = as.numeric(time_limit),
+         time_limit = time_limit,
          check_every = as.integer(check_every), probe_size = as.integer(probe_size)),
     kernel_settings(cache, cache_limit, precision))
 }

@@ -21,6 +21,15 @@ check_number <- function(x, arg, lower = -Inf, upper = Inf,
   invisible(x)
 }
 
+# A solver's or the ascent's `time_limit`: Inf (none) or positive seconds,
+# as a double.
+check_time_limit <- function(time_limit) {
+  if (!identical(time_limit, Inf)) {
+    check_number(time_limit, "time_limit", lower = 0, lower_open = TRUE)
+  }
+  as.numeric(time_limit)
+}
+
 check_positive_vector <- function(x, arg, call = NULL) {
   if (!is.numeric(x) || length(x) == 0L) {
     abort_argument(arg, "must be a non-empty numeric vector", call)

@@ -93,7 +93,7 @@ estimate_iterative <- function(x, y, family, space, start, control, threads,
                       control$probes)
   noise_base <- matrix(.Call(C_rng_normal, new_seed(), "noise",
                              as.numeric(n) * control$probes), n, control$probes)
-  inner <- inner_control(control, family)
+  inner <- inner_control(control, theta_kernel(family, theta))
 
   steps <- control$max_steps
   path <- matrix(NA_real_, steps, d + 2L)
@@ -308,16 +308,15 @@ inner_residual <- function(sol) {
   max(last$residual, last$residual_samples, na.rm = TRUE)
 }
 
-# The settings of the inner solves for the kernel family `family`: the
+# The settings of the inner solves with kernels of `kernel`'s family: the
 # control's solver to its relative residual `inner_tolerance`, CG with the
 # control's preconditioner (cg_preconditioner()).
-inner_control <- function(control, family) {
+inner_control <- function(control, kernel) {
   args <- list(tolerance = control$inner_tolerance, features = control$features,
                precision = control$precision)
   budget <- control$inner_iterations
   if (control$solver == "cg") {
-    preconditioner <- cg_preconditioner(control$preconditioner, list(family = family),
-                                        "estimation")
+    preconditioner <- cg_preconditioner(control$preconditioner, kernel, "estimation")
     do.call(cg_control, c(args, list(preconditioner = preconditioner),
                           if (!is.null(budget)) list(max_iterations = budget)))
   } else {

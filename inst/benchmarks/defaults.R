@@ -9,7 +9,8 @@
 #   Rscript inst/benchmarks/defaults.R --part=link
 #   Rscript inst/benchmarks/defaults.R --part=cases [--cases=s5k_d8_1e-02,pol,...]
 #     [--methods=default,exact,reference,old_default] [--exact_max=16000]
-#     [--rank=100] [--progress=yes] [--threads=2] [--data=../shared/data/uci]
+#     [--rank=100] [--cache_limit=4e9] [--progress=yes] [--threads=2]
+#     [--data=../shared/data/uci]
 # `costs` prints the seconds per operation on one core (median of 3) and
 # writes inst/extdata/benchmarks/defaults_costs.csv.  `cases` appends one
 # row per case, method and kind of BLAS (reference or optimised, the
@@ -29,7 +30,10 @@
 # automatic choice, hyperparameters given, so estimation is not timed),
 # `exact` (solver = "cholesky", up to --exact_max points: 20000 with an
 # optimised BLAS, 16000 with the reference one), `reference` above that
-# (preconditioned CG, rank --rank, to a relative residual of 1e-8), and
+# (CG with cg_control()'s default preconditioner, Vecchia's since
+# 2026-11-28 and the pivoted Cholesky one of rank --rank before, to a
+# relative residual of 1e-8, the kernel matrix cached up to --cache_limit
+# bytes: 14e9 caches protein's and 16e9 keggdirected's), and
 # `old_default` (above 5000 points).  RMSEs are in standard deviations of
 # the training targets: `rmse` against the noisy test targets, `rmse_f`
 # against f (synthetic sets); `rmse_ratio` and `rmse_f_ratio` divide them by
@@ -254,10 +258,10 @@ if ("cases" %in% part) {
       exact = list(solver = "cholesky"),
       # The reference where the exact solve is out of reach: preconditioned
       # CG far below any tolerance that changes predictions; the kernel
-      # matrix cached where it fits in 4 GB (20,000 points).
+      # matrix cached where it fits in --cache_limit bytes (4e9: 20,000 points).
       reference = list(solver = "cg", control = cg_control(
         tolerance = 1e-8, max_iterations = 20000, rank = as.integer(option("rank", "100")),
-        cache_limit = 4e9)),
+        cache_limit = as.numeric(option("cache_limit", "4e9")))),
       old_default = list(solver = "sdd", control = sdd_control(tolerance = 0)))
     for (method in todo) {
       set.seed(11)

@@ -467,11 +467,11 @@ test_that("inner solves that fall behind the ascent are a warning, and divergent
 test_that("the inner preconditioner is Vecchia's, or for the Tanimoto kernel the pivoted Cholesky one", {
   ctl <- iterative_control()
   expect_identical(ctl$preconditioner, "auto")
-  expect_identical(sddgp:::inner_control(ctl, "matern32")$preconditioner, "vecchia")
-  expect_identical(sddgp:::inner_control(ctl, "tanimoto")$preconditioner, "pivoted_cholesky")
+  expect_identical(sddgp:::inner_control(ctl, matern(3/2, 1, 1))$preconditioner, "vecchia")
+  expect_identical(sddgp:::inner_control(ctl, tanimoto(1))$preconditioner, "pivoted_cholesky")
   pc <- iterative_control(preconditioner = "pivoted_cholesky")
-  expect_identical(sddgp:::inner_control(pc, "matern32")$preconditioner, "pivoted_cholesky")
-  expect_error(sddgp:::inner_control(iterative_control(preconditioner = "vecchia"), "tanimoto"),
+  expect_identical(sddgp:::inner_control(pc, matern(3/2, 1, 1))$preconditioner, "pivoted_cholesky")
+  expect_error(sddgp:::inner_control(iterative_control(preconditioner = "vecchia"), tanimoto(1)),
                class = "sddgp_error_argument", regexp = "`estimation`.*Tanimoto")
   # A Tanimoto fit estimated on all the data runs (with the pivoted Cholesky one).
   x <- withr::with_seed(31, matrix(rbinom(200 * 24, 1, 0.3), 200))

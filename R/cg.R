@@ -30,7 +30,12 @@
 #' and 120 with the pivoted Cholesky preconditioner of rank 100 and 322, 97,
 #' 445, 380 and 305 with none (pol, elevators, bike, protein, keggdirected:
 #' 13,500 to 43,945 points; bike's noise variance, 3.9e-5, is the
-#' smallest). The Tanimoto kernel's inputs have no distances to find
+#' smallest). The default of 100 neighbours roughly halves those counts
+#' again (9, 28, 8, 12 and 34) for a factor that takes seconds: an
+#' iteration costs \eqn{n^2}{n^2} kernel values and the factor
+#' \eqn{O(n \cdot \mathrm{neighbours}^3)}{O(n * neighbours^3)}, so more
+#' neighbours pay most where the kernel matrix is not cached
+#' (`inst/benchmarks/cg_preconditioner.R`, `cg_neighbours.csv`). The Tanimoto kernel's inputs have no distances to find
 #' neighbours by, so Vecchia's preconditioner is refused there.
 #'
 #' `preconditioner = "pivoted_cholesky"` is \eqn{P = \lambda I + L L^\top}{P = lambda I + L L^T}, with
@@ -109,7 +114,7 @@
 #' @export
 cg_control <- function(tolerance = NULL, max_iterations = 1000, time_limit = Inf,
                        preconditioner = c("auto", "vecchia", "pivoted_cholesky", "none"),
-                       rank = 100, jitter = 0, neighbours = 50, features = 2000,
+                       rank = 100, jitter = 0, neighbours = 100, features = 2000,
                        cache = c("auto", "always", "never"), cache_limit = 2e9,
                        precision = c("double", "single")) {
   if (!is.null(tolerance)) {

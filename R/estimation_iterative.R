@@ -349,7 +349,7 @@ likelihood_gain <- function(path, gradients) {
 #'   gradients, [cg_control()], with `preconditioner`) or
 #'   `"sdd"` ([sdd_control()]).
 #' @param preconditioner Preconditioner of the inner CG solves
-#'   ([cg_control()]): `"vecchia"` (50 neighbours), `"pivoted_cholesky"`
+#'   ([cg_control()]): `"vecchia"` (100 neighbours), `"pivoted_cholesky"`
 #'   (rank 100), or `"auto"`: Vecchia's, except for the [tanimoto()] kernel,
 #'   which has no distances to find neighbours by. On split 0 of pol
 #'   (13,500 points), the first four steps' solves of the targets and 16

@@ -5,7 +5,8 @@
 #
 #   Rscript inst/benchmarks/cg_preconditioner.R [--data=DIR]
 #       [--datasets=pol,elevators,bike] [--n=4000] [--threads=1]
-#       [--variants=none,jitter_1,jitter_0,jitter_noise,vecchia_30,vecchia_50,vecchia_100]
+#       [--variants=none,jitter_1,jitter_0,jitter_noise,vecchia_30,vecchia_50,vecchia_100,
+#                   vecchia_150]
 #       [--cache-limit=2e9]
 #       [--out=inst/extdata/benchmarks/cg_preconditioner.csv]
 #
@@ -15,8 +16,9 @@
 # other defaults).  Variants: no preconditioner; jitter 1 (the reference
 # implementation's value, which uci_table.R keeps); jitter 0 (the factor of
 # K itself, cg_control()'s default); jitter = the noise variance; Vecchia's
-# sparse inverse factor with 30, 50 (cg_control()'s default) or 100
-# neighbours (preconditioner = "vecchia", not run unless named).  The
+# sparse inverse factor with 30, 50 (cg_control()'s first default), 100
+# (its default) or 150 neighbours (preconditioner = "vecchia", not run
+# unless named).  The
 # iteration counts do not depend on the machine or its load; the seconds
 # do (the kernel is cached when it fits in --cache-limit bytes, so an
 # iteration is one pass over n^2 values).  Each result replaces the row of
@@ -31,7 +33,8 @@ n_max <- as.integer(option("n", "4000"))
 threads <- as.integer(option("threads", "1"))
 cache_limit <- as.numeric(option("cache-limit", "2e9"))
 chosen <- choice_option("variants", c("none", "jitter_1", "jitter_0", "jitter_noise",
-                                     "vecchia_30", "vecchia_50", "vecchia_100"))
+                                     "vecchia_30", "vecchia_50", "vecchia_100",
+                                     "vecchia_150"))
 if (is.na(option("variants", NA))) chosen <- grep("^vecchia", chosen, invert = TRUE, value = TRUE)
 out <- option("out", file.path("inst", "extdata", "benchmarks", "cg_preconditioner.csv"))
 
@@ -46,7 +49,8 @@ for (ds in datasets) {
                    jitter_0 = list("pivoted_cholesky", 0, 50),
                    jitter_noise = list("pivoted_cholesky", hp$noise, 50),
                    vecchia_30 = list("vecchia", 0, 30), vecchia_50 = list("vecchia", 0, 50),
-                   vecchia_100 = list("vecchia", 0, 100))[chosen]
+                   vecchia_100 = list("vecchia", 0, 100),
+                   vecchia_150 = list("vecchia", 0, 150))[chosen]
   for (v in names(variants)) {
     control <- cg_control(tolerance = 0.01, max_iterations = 2000,
                           preconditioner = variants[[v]][[1]], jitter = variants[[v]][[2]],
@@ -59,7 +63,7 @@ for (ds in datasets) {
                       jitter = if (variants[[v]][[1]] == "pivoted_cholesky")
                         variants[[v]][[2]] else NA_real_,
                       iterations = fit$iterations, status = fit$status,
-                      seconds = seconds, threads = threads,
+                      seconds = seconds, threads = threads, load = load_average(),
                       sddgp = as.character(utils::packageVersion("sddgp")),
                       date = format(Sys.time(), "%Y-%m-%d"))
     cat(sprintf("%-10s n = %6d  %-12s iterations %5d (%s)  %6.1f s\n", ds, length(keep), v,

@@ -34,8 +34,9 @@
 # the true hyperparameters, kernel on the fly) measures the time outside
 # the iterations and the prediction time, and the remainder of T is the
 # fit's time_limit.  cg: conjugate gradients with cg_control()'s defaults
-# (Vecchia's preconditioner, 50 neighbours; the tolerance chosen from the
-# noise) and the time limit T less the predictions' time, which is
+# (Vecchia's preconditioner, 100 neighbours; the cg rows in
+# peers_curve.csv ran with 50, the default then; the tolerance chosen from
+# the noise) and the time limit T less the predictions' time, which is
 # measured on a 2000-point fit and scaled by n / 2000 (CG's time limit
 # counts the preconditioner's construction and no iteration starts that
 # would end past it).  laGP (its own local length scales, nugget the true noise ratio,

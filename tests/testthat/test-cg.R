@@ -50,7 +50,7 @@ test_that("cg_control() has its documented defaults", {
   expect_equal(ctl$preconditioner, "auto")
   expect_identical(ctl$rank, 100L)
   expect_equal(ctl$jitter, 0)
-  expect_identical(ctl$neighbours, 50L)
+  expect_identical(ctl$neighbours, 100L)
   expect_identical(ctl$features, 2000L)
   expect_equal(ctl$cache, "auto")
   expect_equal(ctl$cache_limit, 2e9)
@@ -331,7 +331,7 @@ test_that("time_limit stops CG after the iteration under way, with its iterate a
   # A finite limit leaves the fitted values to fitted().
   expect_null(fit$fitted.values)
   # It is the run of one iteration, to the bit, and the trace ends with its
-  # true relative residual (base R), which Vecchia's first step (50
+  # true relative residual (base R), which Vecchia's first step (100
   # neighbours) has cut to below a fifth.
   one <- suppressWarnings(run(max_iterations = 1))
   expect_equal(one$status, "iterations")

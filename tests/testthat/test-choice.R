@@ -263,7 +263,7 @@ test_that("CG takes over from SDD where SDD falls short, also beyond the exact s
     r <- automatic_solve(case[[1]], 1e-6, exact_max = case[[2]], sdd = case[[3]])
     expect_equal(r$sol$solver, "cg")
     expect_equal(r$sol$status, "tolerance")
-    expect_identical(r$sol$preconditioner, "Vecchia's, 50 neighbours")
+    expect_identical(r$sol$preconditioner, "Vecchia's, 100 neighbours")
     expect_lt(r$sol$choice$cg_iterations * 4, r$sol$control$max_iterations)
     alpha <- drop(r$sol$alpha)
     expect_lt(sqrt(sum((r$H %*% alpha - r$y)^2) / sum(r$y^2)), r$sol$tolerance)

@@ -30,8 +30,9 @@ test_that("print() and summary() report the key fields", {
 
   # CG's summary names the preconditioner it ran with.
   cg <- function(...) gp_sdd(..., noise = 0.1, solver = "cg", threads = 1)
-  expect_output(print(summary(cg(d$x, d$y, kernel = matern(3/2, 0.5, 1)))),
-                "Solver: preconditioned conjugate gradients \n  preconditioner: Vecchia's, 50 neighbours\n")
+  x120 <- withr::with_seed(5, matrix(runif(240), 120))
+  expect_output(print(summary(cg(x120, sin(4 * x120[, 1]), kernel = matern(3/2, 0.5, 1)))),
+                "Solver: preconditioned conjugate gradients \n  preconditioner: Vecchia's, 100 neighbours\n")
   expect_output(print(summary(cg(d$x[1:30, ], d$y[1:30], kernel = matern(3/2, 0.5, 1)))),
                 "preconditioner: Vecchia's, 29 neighbours\n")
   bits <- matrix(withr::with_seed(3, rbinom(60 * 12, 1, 0.5)), 60)

@@ -24,11 +24,14 @@ variance_ratios <- function(case, fit, G = 12) {
 
 # The default 2000 random features a sample.  Before their frequencies were
 # importance-sampled (src/rff.c), the seeds' ratios scattered from 0.5 to
-# 3.6 here with 2000, and 8000 were needed.
+# 3.6 here with 2000, and 8000 were needed.  Vecchia's factor with 50
+# neighbours: with the default 100 it is so close to exact on these 400
+# points that CG's first iterate already has samples nearly right, and the
+# inaccuracy the refinement corrects does not arise.
 fit_cg <- function(case, seed, tolerance = NULL, preconditioner = "auto") {
   withr::with_seed(seed, gp_sdd(case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01,
                                 solver = "cg", samples = 32, standardize = FALSE, threads = 1,
-                                control = cg_control(tolerance = tolerance,
+                                control = cg_control(tolerance = tolerance, neighbours = 50,
                                                      preconditioner = preconditioner)))
 }
 
@@ -121,10 +124,12 @@ test_that("the further solves stay within the run's budget", {
 
 test_that("a run of a fixed number of iterations does not warn about its samples", {
   case <- sample_case()
-  fit <- withr::with_seed(1, gp_sdd(case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01,
-                                    solver = "cg", samples = 4, standardize = FALSE, threads = 1,
-                                    control = cg_control(tolerance = 0, max_iterations = 2,
-                                                         preconditioner = "none")))
+  # (The mean's system is far from converged after 2 iterations, and says so.)
+  expect_warning(fit <- withr::with_seed(1, gp_sdd(
+    case$x, case$y, kernel = matern(3/2, 2, 100), noise = 0.01, solver = "cg", samples = 4,
+    standardize = FALSE, threads = 1,
+    control = cg_control(tolerance = 0, max_iterations = 2, preconditioner = "none"))),
+    class = "sddgp_warning_not_converged")
   expect_gt(fit$sample_accuracy$fraction, 0.05)
   expect_equal(fit$sample_accuracy$refinements, 0L)
   expect_no_warning(sddgp:::warn_if_samples_inaccurate(fit))

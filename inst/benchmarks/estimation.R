@@ -11,6 +11,9 @@
 #       [--threads=2] [--time-limit=2520]
 #       [--samples=16]
 #
+# `preconditioner` is the prediction solve's, in words (the ascent's inner
+# solves have the same); estimation_vecchia.csv's rows from before the
+# column got it afterwards, from the default of the code they ran.
 # `seconds` is the wall time of estimation plus fit; `cpu_seconds` the
 # process's CPU time (all its threads), which compares runs made at
 # different loads or at a low priority (nice) beside timed work.
@@ -115,6 +118,7 @@ run_one <- function(dataset, split, method) {
              mll_gain = if (is.null(gain)) NA else gain[length(gain)],
              noise = fit$noise, fit_iterations = fit$iterations,
              fit_seconds = fit$seconds, warned = warned,
+             preconditioner = fit$preconditioner %||% NA,
              threads = threads, load = load, blas = sddgp:::blas_kind(),
              date = format(Sys.time(), "%Y-%m-%d %H:%M"),
              sddgp = as.character(utils::packageVersion("sddgp")),

@@ -35,8 +35,9 @@
 #' iteration costs \eqn{n^2}{n^2} kernel values and the factor
 #' \eqn{O(n \cdot \mathrm{neighbours}^3)}{O(n * neighbours^3)}, so more
 #' neighbours pay most where the kernel matrix is not cached
-#' (`inst/benchmarks/cg_preconditioner.R`, `cg_neighbours.csv`). The Tanimoto kernel's inputs have no distances to find
-#' neighbours by, so Vecchia's preconditioner is refused there.
+#' (`inst/benchmarks/cg_preconditioner.R`, `cg_neighbours.csv`). The
+#' Tanimoto kernel's inputs have no distances to find neighbours by, so
+#' Vecchia's preconditioner is refused there.
 #'
 #' `preconditioner = "pivoted_cholesky"` is \eqn{P = \lambda I + L L^\top}{P = lambda I + L L^T}, with
 #' \eqn{L}{L} the rank-`rank` greedy pivoted Cholesky factor of

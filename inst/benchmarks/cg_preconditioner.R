@@ -18,10 +18,9 @@
 # K itself, cg_control()'s default); jitter = the noise variance; Vecchia's
 # sparse inverse factor with 30, 50 (cg_control()'s first default), 100
 # (its default) or 150 neighbours (preconditioner = "vecchia", not run
-# unless named).  The
-# iteration counts do not depend on the machine or its load; the seconds
-# do (the kernel is cached when it fits in --cache-limit bytes, so an
-# iteration is one pass over n^2 values).  Each result replaces the row of
+# unless named).  The iteration counts do not depend on the machine or its
+# load; the seconds do (the kernel is cached when it fits in --cache-limit
+# bytes, so an iteration is one pass over n^2 values).  Each result replaces the row of
 # the same data set, n and variant in --out as soon as it exists; other
 # rows are kept, so the large data sets can be added in separate runs.
 library(sddgp)
@@ -32,9 +31,9 @@ datasets <- split_list(option("datasets", "pol,elevators,bike"))
 n_max <- as.integer(option("n", "4000"))
 threads <- as.integer(option("threads", "1"))
 cache_limit <- as.numeric(option("cache-limit", "2e9"))
+neighbours <- c(30, 50, 100, 150)
 chosen <- choice_option("variants", c("none", "jitter_1", "jitter_0", "jitter_noise",
-                                     "vecchia_30", "vecchia_50", "vecchia_100",
-                                     "vecchia_150"))
+                                     paste0("vecchia_", neighbours)))
 if (is.na(option("variants", NA))) chosen <- grep("^vecchia", chosen, invert = TRUE, value = TRUE)
 out <- option("out", file.path("inst", "extdata", "benchmarks", "cg_preconditioner.csv"))
 
@@ -45,12 +44,11 @@ for (ds in datasets) {
   keep <- if (n_max > 0 && n_max < nrow(data$x_train)) sample(nrow(data$x_train), n_max) else
     seq_len(nrow(data$x_train))
   # preconditioner, jitter, neighbours
-  variants <- list(none = list("none", 0, 50), jitter_1 = list("pivoted_cholesky", 1, 50),
-                   jitter_0 = list("pivoted_cholesky", 0, 50),
-                   jitter_noise = list("pivoted_cholesky", hp$noise, 50),
-                   vecchia_30 = list("vecchia", 0, 30), vecchia_50 = list("vecchia", 0, 50),
-                   vecchia_100 = list("vecchia", 0, 100),
-                   vecchia_150 = list("vecchia", 0, 150))[chosen]
+  variants <- c(list(none = list("none", 0, 50), jitter_1 = list("pivoted_cholesky", 1, 50),
+                     jitter_0 = list("pivoted_cholesky", 0, 50),
+                     jitter_noise = list("pivoted_cholesky", hp$noise, 50)),
+                stats::setNames(lapply(neighbours, function(m) list("vecchia", 0, m)),
+                                paste0("vecchia_", neighbours)))[chosen]
   for (v in names(variants)) {
     control <- cg_control(tolerance = 0.01, max_iterations = 2000,
                           preconditioner = variants[[v]][[1]], jitter = variants[[v]][[2]],

@@ -1,30 +1,34 @@
 # gp_sdd()'s choice of solver when neither `solver` nor `control` is
 # given (?gp_sdd, section "Choice of solver").  The exact solver gives the
 # exact posterior; SDD and CG, run to their default tolerance
-# (solve_tolerance()), give one whose predictions are within a tenth of a
-# noise standard deviation of it.  Which is fastest depends on the
+# (solve_tolerance()), give one whose predictions are within a tenth (SDD)
+# or a twentieth (CG) of a noise standard deviation of it.  Which is fastest depends on the
 # conditioning of K + noise I, which no cheap estimate predicts reliably,
-# so they run in turn within one budget: up to cholesky_max_n points, as
-# much as the exact solve costs, SDD first (giving up early when it falls
-# too slowly), then CG (its "auto" preconditioner) from SDD's iterate for
-# what is left, then, if neither reached its tolerance, the exact solver;
-# at worst twice the exact solve.  Beyond, SDD's default run, then CG for as much again,
-# whose iterate stands (and the fit warns) if it too falls short.  Budgets
-# come from operation counts and fixed costs per operation (not from
-# timings of this run), so the choice, like every result, is the same for
-# any thread count.
+# so the two iterative solvers run in turn within one budget, each from
+# the other's iterate: first CG where it has Vecchia's preconditioner (faster
+# than SDD on every case of inst/benchmarks/defaults.R), else (the tanimoto() kernel)
+# SDD, giving up early when it falls too slowly.  Up to cholesky_max_n
+# points the budget is what the exact solve costs, and the exact solver
+# runs if neither made it: at worst twice the exact solve.  Beyond, the
+# budget is twice SDD's default run, and the last iterate stands (the fit
+# warns) if neither made it.  Budgets come from operation counts and fixed
+# costs per operation (not from timings of this run), so the choice, like
+# every result, is the same for any thread count.
 
 # Seconds per operation on one core, as inst/benchmarks/defaults.R
 # --part=costs measures them (what matters is their ratios): a
 # floating-point operation of the exact solver's blocked Cholesky with the
 # reference BLAS and with an optimised one (OpenBLAS with its SkylakeX
 # kernels: 15000 points in 35 s on one core, blas.csv), a kernel value
-# computed (plus `kernel_value_per_dim` per input dimension) and a kernel
-# value read from the cache.
+# computed (plus `kernel_value_per_dim` per input dimension), a kernel
+# value read from the cache, a floating-point operation of the Vecchia
+# factor's small Cholesky factorisations (the package's own loops) and a
+# candidate of its nearest-neighbour search (plus `kernel_value_per_dim`
+# per dimension, for its distance).
 operation_seconds <- list(
-  flop = c(reference = 3.9e-10, optimised = 3.0e-11),
-  kernel_value = 2.1e-9, kernel_value_per_dim = 6.5e-11,
-  cached_value = 8.6e-10)
+  flop = c(reference = 4.1e-10, optimised = 3.0e-11),
+  kernel_value = 1.8e-9, kernel_value_per_dim = 7.0e-11,
+  cached_value = 9.1e-10, plain_flop = 4.3e-10, neighbour_candidate = 1.3e-8)
 
 # The BLAS and LAPACK libraries R runs on, as it reports them.
 blas_libraries <- function() paste(extSoftVersion()[["BLAS"]], La_library())
@@ -81,8 +85,27 @@ cg_iteration_cost <- function(n, d, control) {
   as.numeric(n)^2 * kernel_value_cost(n, d, control)
 }
 
-# Fewer SDD steps than this cost more than the exact solve: too few to be
-# worth trying.
+# Predicted seconds on one core of CG's preconditioner `preconditioner`
+# (cg_preconditioner()) of `control` on n points: Vecchia's searches the
+# earlier points of its order for every point's neighbours and factorises
+# their kernel matrix (src/vecchia.c); the pivoted Cholesky factor
+# computes `rank` columns of K and factorises their Nystrom approximation
+# (src/pivchol.c, src/nystrom.c).
+cg_setup_cost <- function(n, d, control, preconditioner) {
+  n <- as.numeric(n)
+  ops <- operation_seconds
+  value <- ops$kernel_value + d * ops$kernel_value_per_dim
+  if (preconditioner == "vecchia") {
+    m <- min(control$neighbours, max(n - 1, 1))
+    return(n * (n / 2 * (ops$neighbour_candidate + d * ops$kernel_value_per_dim) +
+                  (m + 1)^2 * value + m^3 / 3 * ops$plain_flop))
+  }
+  r <- min(control$rank, n)
+  n * (r * value + r^2 * ops$plain_flop)
+}
+
+# SDD is not tried with fewer steps than this (or its default run's) left
+# in the budget.
 min_trial_steps <- 1000L
 
 # CG is not tried with fewer iterations than this left in the budget.
@@ -90,108 +113,115 @@ min_cg_iterations <- 10L
 
 # Solves `problem` (of fit `fit`) with the solver chosen as above.  Returns
 # the solver's result with `solver`, `control` and `choice` (the reason,
-# and the SDD and CG runs' iterations, residual and seconds when they ran)
-# added.  `exact_max` (the most points the exact solver takes), `sdd`
-# (SDD's default run) and `cg` (CG's settings but its budget) are arguments
-# so that the tests reach every path cheaply.
+# and the iterations, final relative residual and seconds of the SDD and
+# CG runs made) added.  `exact_max` (the most points the exact solver
+# takes), `sdd` (SDD's default run) and `cg` (CG's settings but its
+# budget) are arguments so that the tests reach every path cheaply.
 solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
                             sdd = sdd_control(),
                             cg = cg_control(features = sdd$features)) {
   n <- fit$n
-  nrhs <- ncol(problem$rhs)
   dims <- cost_dims(fit)
+  preconditioner <- cg_preconditioner(cg$preconditioner, fit$kernel)
+  order <- if (preconditioner == "vecchia") c("cg", "sdd") else c("sdd", "cg")
+  sdd_step <- sdd_step_cost(n, dims, sdd)
+  cg_step <- cg_iteration_cost(n, dims, cg)
+  cg_setup <- cg_setup_cost(n, dims, cg, preconditioner)
+  # The work of a solver's run of `iterations`, and the least worth trying.
+  cost <- function(solver, iterations) {
+    if (solver == "sdd") iterations * sdd_step else cg_setup + iterations * cg_step
+  }
+  least <- c(sdd = min(min_trial_steps, sdd$iterations), cg = min_cg_iterations)
   use <- function(solver, control, sol, reason, runs = NULL) {
     c(sol, list(solver = solver, control = control,
                 choice = c(list(reason = paste("Solver chosen automatically:", reason)), runs)))
   }
   exact <- cholesky_control(features = sdd$features)
   if (n <= exact_max) {
-    # The budget of the iterative solvers: what the exact solve costs.
-    budget <- exact_cost(n, dims, nrhs)
-    steps <- floor(budget / sdd_step_cost(n, dims, sdd))
-    if (steps < min_trial_steps) {
+    budget <- exact_cost(n, dims, ncol(problem$rhs))
+    if (budget < cost(order[1L], least[[order[1L]]])) {
       return(use("cholesky", exact, run_solver("cholesky", problem, exact, threads),
-                 sprintf("exact, as it costs less than %d SDD steps.", min_trial_steps)))
+                 sprintf("exact, as it costs less than %s.", if (order[1L] == "sdd")
+                   sprintf("%d SDD steps", least[["sdd"]]) else
+                     sprintf("CG's preconditioner and %d iterations", min_cg_iterations))))
     }
-    budget_label <- "cost as much as the exact solve"
-    # SDD's default step budget at most, with the averaging of its default
-    # run.  It gives up once its residuals seem to fall too slowly to make it
-    # (sdd_stalled() in src/sdd.c): a heuristic, so not a setting of
-    # sdd_control(); giving up wrongly costs time, not accuracy.
-    trial <- sdd_control(iterations = min(sdd$iterations, steps),
-                         averaging_rate = min(1, 100 / sdd$iterations))
-    trial$stop_stalled <- TRUE
+    budget_label <- "what the exact solve costs"
   } else {
-    # SDD's default run, as it always was beyond the exact solver's reach;
-    # where it falls short, CG gets as much again.
-    steps <- sdd$iterations
-    budget <- steps * sdd_step_cost(n, dims, sdd)
-    budget_label <- sprintf("cost as much as SDD's default %s steps",
-                            format(steps, big.mark = ","))
-    trial <- sdd
+    budget <- 2 * cost("sdd", sdd$iterations)
+    budget_label <- sprintf("twice what SDD's default %s steps cost",
+                            format(sdd$iterations, big.mark = ","))
   }
-  sol <- tryCatch(run_solver("sdd", problem, trial, threads),
-                  sddgp_error_divergence = function(e) NULL)
-  if (!is.null(sol) && sol$status == "tolerance") {
-    trial$stop_stalled <- NULL  # simulate() runs the kept settings to the end
-    return(use("sdd", trial, sol, sprintf(
-      "SDD, which reached its tolerance in %d steps, fewer than the %s that %s.",
-      sol$iterations, format(steps, big.mark = ","), budget_label)))
-  }
-  runs <- list(trial_iterations = sol$iterations %||% NA_integer_,
-               trial_residual = if (is.null(sol)) NA_real_ else final_residual(sol),
-               trial_seconds = sol$seconds %||% NA_real_)
-  within <- sprintf("its tolerance %s within %s steps", format(signif(sol$tolerance %||% NA, 3)),
-                    format(steps, big.mark = ","))
-  sdd_why <- if (is.null(sol)) sprintf("diverged within %s steps", format(steps, big.mark = ",")) else
-    if (sol$status == "stalled") sprintf(
-      "seemed too slow to reach %s (relative residual %s after %s steps, %.1f s)", within,
-      format(runs$trial_residual, digits = 3), format(sol$iterations, big.mark = ","), sol$seconds) else
-    sprintf("did not reach %s (relative residual %s, %.1f s)", within,
-            format(runs$trial_residual, digits = 3), sol$seconds)
 
-  # Then preconditioned CG, from SDD's iterate, for what the budget has
-  # left (beyond the exact solver's reach: a budget of its own).
-  spent <- if (n <= exact_max && !is.null(sol)) sol$iterations * sdd_step_cost(n, dims, sdd) else 0
-  cg$max_iterations <- as.integer(min(.Machine$integer.max,
-                                      floor((budget - spent) / cg_iteration_cost(n, dims, cg))))
-  cg_sol <- NULL
-  if (cg$max_iterations >= min_cg_iterations) {
-    start <- problem
-    if (!is.null(sol) && all(is.finite(sol$alpha))) start$alpha0 <- sol$alpha
-    cg_sol <- tryCatch(run_solver("cg", start, cg, threads),
-                       sddgp_error_divergence = function(e) NULL)
-  }
-  if (!is.null(cg_sol)) {
-    runs <- c(runs, list(cg_iterations = cg_sol$iterations,
-                         cg_residual = final_residual(cg_sol),
-                         cg_seconds = cg_sol$seconds))
-  }
-  cg_why <- if (is.null(cg_sol)) {
-    if (cg$max_iterations < min_cg_iterations) "left too little of the budget for CG" else
-      "CG broke down"
-  } else sprintf("CG had not reached it after %s iterations (relative residual %s, %.1f s)",
-                 format(cg_sol$iterations, big.mark = ","),
-                 format(runs$cg_residual, digits = 3), cg_sol$seconds)
-  if (!is.null(cg_sol) && (cg_sol$status == "tolerance" || n > exact_max)) {
-    reason <- if (cg_sol$status == "tolerance") sprintf(
-      "CG, which reached its tolerance in %s iterations, within the %s that %s, after SDD %s.",
-      format(cg_sol$iterations, big.mark = ","), format(cg$max_iterations, big.mark = ","),
-      budget_label, sdd_why) else
-      sprintf("CG, from SDD's iterate, as SDD %s; %s.", sdd_why, cg_why)
-    return(use("cg", cg, cg_sol, reason, runs))
-  }
-  if (n > exact_max) {
-    # Neither reached the tolerance and CG broke down or had no budget:
-    # SDD's run stands, and the fit warns.
-    if (is.null(sol)) {
-      sddgp_abort(sprintf(paste("SDD diverged within %s steps and %s: K + noise * I is",
-                                "not numerically positive definite. Increase `noise` or",
-                                "check the data."), format(steps, big.mark = ","), cg_why),
-                  class = "sddgp_error_divergence", iterations = steps)
+  runs <- list()
+  why <- character()
+  last <- NULL
+  spent <- 0
+  for (solver in order) {
+    noun <- if (solver == "sdd") "steps" else "iterations"
+    name <- toupper(solver)
+    allowed <- floor(if (solver == "sdd") (budget - spent) / sdd_step else
+      (budget - spent - cg_setup) / cg_step)
+    if (solver == "sdd") allowed <- min(allowed, sdd$iterations)
+    if (allowed < least[[solver]]) {
+      why <- c(why, sprintf("too little of the budget was left for %s", name))
+      next
     }
-    return(use("sdd", trial, sol, sprintf("SDD, as it %s and %s.", sdd_why, cg_why), runs))
+    if (solver == "sdd") {
+      # SDD's default step budget at most, with the averaging of its default
+      # run.  Within the exact solver's reach it gives up once its residuals
+      # seem to fall too slowly to make it (sdd_stalled() in src/sdd.c): a
+      # heuristic, so not a setting of sdd_control(); giving up wrongly
+      # costs time, not accuracy.
+      control <- sdd_control(iterations = allowed,
+                             averaging_rate = min(1, 100 / sdd$iterations))
+      if (n <= exact_max) control$stop_stalled <- TRUE
+    } else {
+      control <- cg
+      control$max_iterations <- as.integer(min(.Machine$integer.max, allowed))
+    }
+    start <- problem
+    if (!is.null(last) && all(is.finite(last$alpha))) start$alpha0 <- last$alpha
+    sol <- tryCatch(run_solver(solver, start, control, threads),
+                    sddgp_error_divergence = function(e) e)
+    of <- sprintf("of the %s %s the budget allowed", format(allowed, big.mark = ","), noun)
+    if (inherits(sol, "sddgp_error_divergence")) {
+      spent <- spent + cost(solver, sol$iterations)
+      why <- c(why, sprintf("%s diverged after %s %s", name,
+                            format(sol$iterations, big.mark = ","), of))
+      next
+    }
+    spent <- spent + cost(solver, sol$iterations)
+    runs[paste0(solver, c("_iterations", "_residual", "_seconds"))] <-
+      list(sol$iterations, final_residual(sol), sol$seconds)
+    if (sol$status == "tolerance") {
+      control$stop_stalled <- NULL  # simulate() runs the kept settings to the end
+      after <- if (length(why)) sprintf(", after %s", paste(why, collapse = " and ")) else ""
+      return(use(solver, control, sol, sprintf(
+        "%s, which reached its tolerance in %s %s%s; the budget is %s.", name,
+        format(sol$iterations, big.mark = ","), of, after, budget_label), runs))
+    }
+    why <- c(why, sprintf("%s %s its tolerance %s (relative residual %s after %s %s, %.1f s)",
+                          name, if (sol$status == "stalled") "seemed too slow to reach" else
+                            "did not reach", format(signif(sol$tolerance, 3)),
+                          format(runs[[paste0(solver, "_residual")]], digits = 3),
+                          format(sol$iterations, big.mark = ","), of, sol$seconds))
+    last <- sol
+    last_solver <- solver
+    last_control <- control
   }
-  use("cholesky", exact, run_solver("cholesky", problem, exact, threads),
-      sprintf("exact, as SDD %s and %s.", sdd_why, cg_why), runs)
+  because <- sprintf("%s; the budget is %s", paste(why, collapse = " and "), budget_label)
+  if (n <= exact_max) {
+    return(use("cholesky", exact, run_solver("cholesky", problem, exact, threads),
+               sprintf("exact, as %s.", because), runs))
+  }
+  if (is.null(last)) {
+    sddgp_abort(sprintf(paste("No iterative solver gave an iterate, as %s: K + noise * I",
+                              "is not numerically positive definite. Increase `noise` or",
+                              "check the data."), because),
+                class = "sddgp_error_divergence", iterations = 0L)
+  }
+  # Neither reached its tolerance: the last iterate stands, and the fit warns.
+  last_control$stop_stalled <- NULL
+  use(last_solver, last_control, last,
+      sprintf("%s's last iterate, as %s.", toupper(last_solver), because), runs)
 }

@@ -20,10 +20,10 @@
 #' give per-observation noise variances \eqn{v_i}{v_i} in the units of `y`, use
 #' `standardize = FALSE`, `noise = 1` and `weights = 1 / v`.
 #'
-#' SDD and CG stop by default once their predictions are within a tenth of
-#' a noise standard deviation of the exact solution's (the section Stopping
-#' of [sdd_control()] says how that is judged and what it means for test
-#' error). A fit that reaches its iteration budget or time limit first
+#' SDD and CG stop by default once their predictions are within a tenth
+#' (SDD) or a twentieth (CG) of a noise standard deviation of the exact
+#' solution's (the section Stopping of [sdd_control()] says how that is
+#' judged and what it means for test error). A fit that reaches its iteration budget or time limit first
 #' warns, with a warning of class `sddgp_warning_not_converged` that names
 #' the residual reached, the tolerance and what to change, and `print()` and
 #' `summary()` say so. Solvers run without a tolerance (SGD, and SDD or CG
@@ -32,37 +32,37 @@
 #' than the mean of `y`); CaBCD likewise.
 #'
 #' @section Choice of solver: Without `solver` and `control`, `gp_sdd()`
-#'   chooses the solver that reaches the exact GP's accuracy first, trying
-#'   SDD, then conjugate gradients with the Vecchia preconditioner
-#'   ([cg_control()]; the pivoted-Cholesky one for the [tanimoto()] kernel),
-#'   each to its default tolerance, within one budget of
-#'   work (counted from operation counts and the costs per operation of
+#'   chooses the solver that reaches the exact GP's accuracy first. The
+#'   two iterative solvers run in turn, each to its default tolerance and
+#'   the second from the first's iterate, within one budget of work
+#'   (counted from operation counts and the costs per operation of
 #'   `inst/benchmarks/defaults.R`, with an optimised BLAS cheaper than the
-#'   reference one). Up to 20000 observations the budget is what the exact
-#'   solve costs. The exact solver runs directly when that is less than 1000
-#'   SDD steps (below about 1300 observations with the reference BLAS).
-#'   Otherwise SDD runs first, for at most as many steps as the budget pays
-#'   for and never more than its default 10,000: if it reaches its tolerance
-#'   it is kept. It gives up early, from its 1000th step on, when the recent
-#'   decrease of its residuals, continued at the same rate, would need more
-#'   than twice the steps left; that is a heuristic (SDD's residuals can also
-#'   level off and then fall faster), and giving up wrongly costs time, not
-#'   accuracy. CG then starts from SDD's iterate with the iterations left in
-#'   the budget, and is kept if it reaches its tolerance; else the exact
-#'   solver runs. Well-conditioned problems (noise large against the
-#'   signal's fine structure) thus get SDD's answer, moderately conditioned
-#'   ones CG's, in a fraction of the exact solve's time, and badly
-#'   conditioned ones the exact answer in at most about twice its time.
-#'   Beyond 20000 observations, where the exact solver's n x n matrix would
-#'   not fit, SDD runs with its default settings; if it does not reach its
-#'   tolerance, CG continues from its iterate for as many iterations as
-#'   SDD's run cost, and its result is kept (with the warning of class
-#'   `sddgp_warning_not_converged` if it falls short too). The fit's
-#'   `choice` holds the reason (printed by `print()` and `summary()`) and
-#'   the iterations, final relative residual and seconds of the SDD
-#'   (`trial_*`) and CG (`cg_*`) runs that did not end the choice; the
-#'   choice depends on operation counts only, so like the fit itself it is
-#'   the same for any thread count.
+#'   reference one): first conjugate gradients with Vecchia's
+#'   preconditioner ([cg_control()]), which reached the tolerance faster
+#'   than SDD on every UCI and synthetic case of that benchmark; for the
+#'   [tanimoto()] kernel, which has no distances for Vecchia's neighbours,
+#'   first SDD, then CG with the pivoted-Cholesky preconditioner. The
+#'   first solver gets the whole budget (SDD at most its default 10,000
+#'   steps), the second what is left; a run that reaches its tolerance is
+#'   kept. Up to 20000 observations the budget is what the exact solve
+#'   costs, and the exact solver runs if neither iterative solver made it
+#'   (at worst twice the exact solve's time), or at once where the exact
+#'   solve costs less than the first solver's least run: CG's
+#'   preconditioner and 10 iterations (below about 1200 observations with
+#'   the reference BLAS, 5000 with an optimised one), or 1000 SDD steps.
+#'   Within that reach SDD gives up early, from its 1000th step on, when
+#'   the recent decrease of its residuals, continued at the same rate,
+#'   would need more than twice the steps left; that is a heuristic (SDD's
+#'   residuals can also level off and then fall faster), and giving up
+#'   wrongly costs time, not accuracy. Beyond 20000 observations, where the
+#'   exact solver's n x n matrix would not fit, the budget is twice what
+#'   SDD's default run costs, and if neither solver reaches its tolerance
+#'   the last one's iterate is kept, with the warning of class
+#'   `sddgp_warning_not_converged`. The fit's `choice` holds the reason
+#'   (printed by `print()` and `summary()`) and the iterations, final
+#'   relative residual and seconds of the SDD (`sdd_*`) and CG (`cg_*`)
+#'   runs made; the choice depends on operation counts only, so like the
+#'   fit itself it is the same for any thread count.
 #'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the

@@ -18,7 +18,7 @@
 #' Predict types are `"response"` and `"se"`, the standard error of the
 #' posterior mean of f from [predict.sddgp()] (`se.fit = TRUE`): exact
 #' fits (`solver = "cholesky"`, which the automatic choice picks below
-#' about 1300 observations) have it, other solvers need `samples` (64,
+#' about 1200 observations) have it, other solvers need `samples` (64,
 #' say); see [predict.sddgp()]'s section Standard errors.
 #'
 #' @name mlr_learners_regr.sddgp

@@ -21,7 +21,7 @@
 #' f) and `"pred_int"` (for a new observation, noise included); the
 #' intervals need standard errors, available as [predict.sddgp()]'s
 #' section Standard errors says: exact fits (`solver = "cholesky"`, which
-#' the automatic choice picks below about 1300 observations) have them,
+#' the automatic choice picks below about 1200 observations) have them,
 #' other solvers need `set_engine("sddgp", samples = 64)`, say.
 #'
 #' @param mode The model's mode: only `"regression"`.

@@ -151,7 +151,7 @@ sdd_settings <- function(control, problem, objective, estimator, features, step_
       control$averaging_start %||% 1L else 0L,
     check_every = control$check_every, probe_size = min(control$probe_size, n),
     tolerance = solve_tolerance(control$tolerance, problem),
-    # Set only by solve_automatic() for SDD's trial run.
+    # Set only by solve_automatic(), within the exact solver's reach.
     stop_stalled = as.integer(isTRUE(control$stop_stalled)), time_limit = control$time_limit,
     metrics = trace_metrics(control$trace, problem), seed = new_seed(),
     # A fresh run; sdd_chunks() resumes runs (R/future.R).

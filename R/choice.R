@@ -124,13 +124,11 @@ solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
   dims <- cost_dims(fit)
   preconditioner <- cg_preconditioner(cg$preconditioner, fit$kernel)
   order <- if (preconditioner == "vecchia") c("cg", "sdd") else c("sdd", "cg")
-  sdd_step <- sdd_step_cost(n, dims, sdd)
-  cg_step <- cg_iteration_cost(n, dims, cg)
-  cg_setup <- cg_setup_cost(n, dims, cg, preconditioner)
-  # The work of a solver's run of `iterations`, and the least worth trying.
-  cost <- function(solver, iterations) {
-    if (solver == "sdd") iterations * sdd_step else cg_setup + iterations * cg_step
-  }
+  # A step's or iteration's work, a solver's fixed work, and a run's of
+  # `iterations`; and the least run worth trying.
+  step <- c(sdd = sdd_step_cost(n, dims, sdd), cg = cg_iteration_cost(n, dims, cg))
+  setup <- c(sdd = 0, cg = cg_setup_cost(n, dims, cg, preconditioner))
+  cost <- function(solver, iterations) setup[[solver]] + iterations * step[[solver]]
   least <- c(sdd = min(min_trial_steps, sdd$iterations), cg = min_cg_iterations)
   use <- function(solver, control, sol, reason, runs = NULL) {
     c(sol, list(solver = solver, control = control,
@@ -159,8 +157,7 @@ solve_automatic <- function(fit, problem, threads, exact_max = cholesky_max_n,
   for (solver in order) {
     noun <- if (solver == "sdd") "steps" else "iterations"
     name <- toupper(solver)
-    allowed <- floor(if (solver == "sdd") (budget - spent) / sdd_step else
-      (budget - spent - cg_setup) / cg_step)
+    allowed <- floor((budget - spent - cost(solver, 0)) / step[[solver]])
     if (solver == "sdd") allowed <- min(allowed, sdd$iterations)
     if (allowed < least[[solver]]) {
       why <- c(why, sprintf("too little of the budget was left for %s", name))

@@ -58,7 +58,10 @@
 #'   exact solver's n x n matrix would not fit, the budget is twice what
 #'   SDD's default run costs, and if neither solver reaches its tolerance
 #'   the last one's iterate is kept, with the warning of class
-#'   `sddgp_warning_not_converged`. The fit's `choice` holds the reason
+#'   `sddgp_warning_not_converged`: at 100,000 synthetic points in 8
+#'   dimensions CG took the whole budget (99 iterations, 15 to 30
+#'   minutes on two threads) and stopped 2 to 5 times above its
+#'   tolerance (`inst/benchmarks/README.md`, section CG first). The fit's `choice` holds the reason
 #'   (printed by `print()` and `summary()`) and the iterations, final
 #'   relative residual and seconds of the SDD (`sdd_*`) and CG (`cg_*`)
 #'   runs made; the choice depends on operation counts only, so like the

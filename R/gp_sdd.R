@@ -61,9 +61,10 @@
 #'   `sddgp_warning_not_converged`: at 100,000 synthetic points in 8
 #'   dimensions CG took the whole budget (99 iterations, 15 to 30
 #'   minutes on two threads) and stopped 2 to 5 times above its
-#'   tolerance, while at noise 1e-2 SDD's 10,000 steps took half the
-#'   time and came closer to the noise-free function
-#'   (`inst/benchmarks/README.md`, section CG first). The fit's `choice` holds the reason
+#'   tolerance; SDD's 10,000 steps came closer to the noise-free
+#'   function in half the time at noise 1e-2, and six times further
+#'   from it at noise 1e-4 (`inst/benchmarks/README.md`, section CG
+#'   first). The fit's `choice` holds the reason
 #'   (printed by `print()` and `summary()`) and the iterations, final
 #'   relative residual and seconds of the SDD (`sdd_*`) and CG (`cg_*`)
 #'   runs made; the choice depends on operation counts only, so like the

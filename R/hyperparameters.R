@@ -270,8 +270,10 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
       }
       if (s == 1L) {
         opts <- lapply(seq_len(nrow(starts)), function(i) run(starts[i, ]))
-        chosen <- if (length(opts) == 1L) 1L else
-          which.min(vapply(opts, function(o) whole$fn(o$par), numeric(1)))
+        # With one stage the pilot is the whole subset: optim's values are
+        # already its likelihood.
+        score <- function(o) if (last == 1L) o$value else whole$fn(o$par)
+        chosen <- if (length(opts) == 1L) 1L else which.min(vapply(opts, score, numeric(1)))
         opt <- opts[[chosen]]
       } else {
         opt <- run(par)

@@ -17,10 +17,11 @@
 
 # What print() says of an estimation record, of n points.
 estimation_line <- function(est, n) {
-  where <- if (est$method == "subset") sprintf("on %d points", est$subset_size) else
-    sprintf("on all %d points", n)
-  sprintf("  estimated by marginal likelihood %s: %s", where,
-          paste(est$estimated, collapse = ", "))
+  how <- switch(est$method,
+    subset = sprintf("marginal likelihood on %d points", est$subset_size),
+    vecchia = sprintf("Vecchia's approximate marginal likelihood on all %d points", n),
+    sprintf("marginal likelihood on all %d points", n))
+  sprintf("  estimated by %s: %s", how, paste(est$estimated, collapse = ", "))
 }
 
 # What summary() says of it.
@@ -29,6 +30,7 @@ estimation_summary <- function(est, n, digits) {
                    paste(est$estimated, collapse = ", "), est$subset_size,
                    format(est$log_marginal_likelihood, digits = digits),
                    est$subset_seconds %||% est$seconds)
+  if (!is.null(est$vecchia)) lines <- c(lines, vecchia_summary(est$vecchia, n))
   it <- est$iterative
   if (is.null(it)) return(lines)
   if (it$stopped == "over budget") {
@@ -372,7 +374,7 @@ likelihood_gain <- function(path, gradients) {
 #' @param learning_rate Adam's step size on the log hyperparameters.
 #' @param max_steps Most outer (Adam) steps.
 #' @param time_limit Seconds the ascent may take (wall time; the subset
-#'   estimate that starts it and the fit after it not counted): no step
+#'   and Vecchia estimates that start it and the fit after it not counted): no step
 #'   starts that would end past them if it took as long as the last one,
 #'   and the ascent stops, with a warning, at the hyperparameters reached.
 #'   `Inf` for no limit. At least one step runs.

@@ -72,9 +72,10 @@
 #'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the
-#' data and then, by default above 2000 points when it is projected to take
-#' at most 5 minutes, the marginal likelihood of all the data with
-#' iterative solves (see
+#' data, then by default above 2000 points Vecchia's approximation of the
+#' marginal likelihood of all the data, and then, when it is projected to
+#' take at most 5 minutes, the exact marginal likelihood of all the data
+#' with iterative solves (see
 #' [estimation_control()]); the estimates are reported by `print()` and
 #' `summary()`. With `standardize = TRUE` every input column and the
 #' target are centred and scaled by their training mean and (population)

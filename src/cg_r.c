@@ -1,6 +1,6 @@
 /* .Call entry points of conjugate gradients and of its preconditioners'
  * factors, pivoted Cholesky and Vecchia (for tests of the factors
- * themselves). */
+ * themselves, and Vecchia's neighbours for its likelihood). */
 #include <string.h>
 #include "glue.h"
 #include "cg.h"
@@ -98,12 +98,20 @@ SEXP C_vecchia_factor(SEXP x, SEXP spec, SEXP noise, SEXP neighbours, SEXP threa
   vecchia P;
   workspace ws;
   workspace_init(&ws);
+  glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
+  glue_trace_init(&tr, 0, 0, 1);
   const solver_status status = vecchia_init(&P, &ws, &K, nz, Rf_asInteger(neighbours),
-                                            1, nthreads, NULL, NULL);
+                                            1, nthreads, glue_trace_record, &tr);
   if (status != SOLVER_MAX_ITER) {
     workspace_free(&ws);
     UNPROTECT(2);
-    Rf_error("the Vecchia factor could not allocate its workspace");
+    if (status == SOLVER_NO_MEMORY)
+      Rf_error("the Vecchia factor could not allocate its workspace");
+    const char *stopped[] = {"interrupted", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, stopped));
+    SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
+    UNPROTECT(1);
+    return out;
   }
   const int n = p.n, m = P.m;
   SEXP order = PROTECT(Rf_allocVector(INTSXP, n));
@@ -120,12 +128,13 @@ SEXP C_vecchia_factor(SEXP x, SEXP spec, SEXP noise, SEXP neighbours, SEXP threa
     }
   }
   workspace_free(&ws);
-  const char *names[] = {"order", "neighbours", "coef", "scale", ""};
+  const char *names[] = {"order", "neighbours", "coef", "scale", "interrupted", ""};
   SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
   SET_VECTOR_ELT(out, 0, order);
   SET_VECTOR_ELT(out, 1, nb);
   SET_VECTOR_ELT(out, 2, coef);
   SET_VECTOR_ELT(out, 3, scale);
+  SET_VECTOR_ELT(out, 4, Rf_ScalarLogical(0));
   UNPROTECT(7);
   return out;
 }

@@ -25,6 +25,7 @@ SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll_pathwise(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
+SEXP C_mll_vecchia(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kmeans(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_svgp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_openmp_info(void);
@@ -58,6 +59,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_dsg_matmul, 7),
   CALLDEF(C_mll, 7),
   CALLDEF(C_mll_pathwise, 6),
+  CALLDEF(C_mll_vecchia, 7),
   CALLDEF(C_kmeans, 5),
   CALLDEF(C_svgp_fit, 7),
   CALLDEF(C_openmp_info, 0),

@@ -120,6 +120,50 @@ static void small_solve(const double *L, int k, int ld, double *b)
   }
 }
 
+/* Rows rows[0 .. kn - 1] of x, then row `self`, as the kn + 1 rows of sub
+ * (column-major). */
+static void gather(const points *x, const int *rows, int kn, int self, double *sub)
+{
+  const int len = kn + 1;
+  for (int c = 0; c < x->d; c++) {
+    const double *col = x->x + (size_t)c * x->n;
+    for (int a = 0; a < kn; a++) sub[a + (size_t)c * len] = col[rows[a]];
+    sub[kn + (size_t)c * len] = col[self];
+  }
+}
+
+/* A point given its kn neighbours, whose inputs are the rows of sub (the
+ * point last, gather()) and whose indices idx give their noise.  G
+ * (len x len, len = kn + 1) receives their kernel block from the engine,
+ * then G[N, N]'s Cholesky factor in its lower triangle and b = G[N, N]^-1 g
+ * in its last column; the rest keeps the kernel block (g = G[N, t] in the
+ * last row, G[N, N] off the diagonal in the upper triangle, G[t, t]).
+ * R2 (NULL: not kept) receives the squared distances.  With kn = 0
+ * neither is touched.  Returns the
+ * conditional variance of the point's response, never below its noise, or
+ * -1 when G[N, N] is not numerically positive definite. */
+static double condition(const kernel *k, const double *sub, int kn, int d,
+                        const double *noise, const int *idx, double noise_t,
+                        double *G, double *R2)
+{
+  if (kn == 0) return kernel_diagonal(k) + noise_t;
+  const int len = kn + 1;
+  const points sp = {sub, len, d, NULL, NULL};
+  for (int a = 0; a < len; a++) block_sq_dist(&sp, a, &sp, 0, len, G + (size_t)a * len);
+  if (R2) memcpy(R2, G, sizeof(double) * (size_t)len * len);
+  for (int a = 0; a < len; a++) kernel_apply(k, G + (size_t)a * len, len);
+  for (int a = 0; a < kn; a++) G[a + (size_t)a * len] += noise[idx[a]];
+  if (small_cholesky(G, kn, len)) return -1.0;
+  double *b = G + (size_t)kn * len;
+  small_solve(G, kn, len, b);
+  double gb = 0.0;
+  for (int a = 0; a < kn; a++) gb += G[kn + (size_t)a * len] * b[a];
+  const double v = kernel_diagonal(k) + noise_t - gb;
+  /* Never below the noise; rounding can say otherwise where the
+   * neighbours explain f_t almost exactly. */
+  return v >= noise_t ? v : noise_t;
+}
+
 /* Point order[t]'s column of U, from the points in order (xp) and the
  * per-thread scratch: r2 (n), dist and pos (m), sub ((m + 1) d), G
  * ((m + 1)^2). */
@@ -128,48 +172,24 @@ static void condition_point(vecchia *P, const kernel *k, const points *xp,
                             double *r2, double *dist, int *pos, double *sub,
                             double *G)
 {
-  const int me = order[t], m = P->m, d = xp->d;
-  double v = kernel_diagonal(k) + noise[me];
+  const int me = order[t], m = P->m;
+  int *nb = P->nb + (size_t)me * m;
   int kn = 0;
   if (t > 0) {
     block_sq_dist(xp, t, xp, 0, t, r2);
     kn = nearest(r2, t, m, dist, pos);
-    /* The neighbours and the point itself as points of their own, in that
-     * order, and their kernel block from the engine. */
-    const int len = kn + 1;
-    for (int c = 0; c < d; c++) {
-      const double *col = xp->x + (size_t)c * xp->n;
-      for (int a = 0; a < kn; a++) sub[a + (size_t)c * len] = col[pos[a]];
-      sub[kn + (size_t)c * len] = col[t];
-    }
-    const points sp = {sub, len, d, NULL, NULL};
-    for (int a = 0; a < len; a++) {
-      block_sq_dist(&sp, a, &sp, 0, len, G + (size_t)a * len);
-      kernel_apply(k, G + (size_t)a * len, len);
-    }
-    for (int a = 0; a < kn; a++) G[a + (size_t)a * len] += noise[order[pos[a]]];
-    /* b = G[N, N]^-1 g in place of g = G[N, t], the last column. */
-    double *b = G + (size_t)kn * len;
-    if (small_cholesky(G, kn, len)) {
-      kn = 0;
-    } else {
-      small_solve(G, kn, len, b);
-      double gb = 0.0;
-      for (int a = 0; a < kn; a++) gb += G[kn + (size_t)a * len] * b[a];
-      /* The conditional variance of y_t is never below its noise; rounding
-       * can say otherwise where the neighbours explain f_t almost
-       * exactly. */
-      v -= gb;
-      if (!(v >= noise[me])) v = noise[me];
-    }
-    const double s = 1.0 / sqrt(v);
-    for (int a = 0; a < kn; a++) {
-      P->nb[(size_t)me * m + a] = order[pos[a]];
-      P->coef[(size_t)me * m + a] = -b[a] * s;
-    }
+    for (int a = 0; a < kn; a++) nb[a] = order[pos[a]];
+    gather(xp, pos, kn, t, sub);
   }
+  double v = condition(k, sub, kn, xp->d, noise, nb, noise[me], G, NULL);
+  if (v < 0) { /* left unconditioned */
+    kn = 0;
+    v = kernel_diagonal(k) + noise[me];
+  }
+  const double s = 1.0 / sqrt(v), *b = G + (size_t)kn * (kn + 1);
+  for (int a = 0; a < kn; a++) P->coef[(size_t)me * m + a] = -b[a] * s;
   P->count[me] = kn;
-  P->scale[me] = 1.0 / sqrt(v);
+  P->scale[me] = s;
 }
 
 /* U's rows from its columns, each row's entries in column order; next is
@@ -289,4 +309,115 @@ void vecchia_apply(const vecchia *P, const double *R, int ncol, double *Z,
       Z[j + c * ld] = s;
     }
   }
+}
+
+/* Point i's term of the likelihood and its derivatives (d + 3 values into
+ * out).  With b = G[N, N]^-1 g, w = G[N, N]^-1 y_N, residual r = y_i - g'w
+ * and conditional variance v, the term is log N(r; 0, v), and for each
+ * derivative dH of the block,
+ *   dv = dH[t, t] - 2 dg'b + b' dG b,   dr = -dg'w + b' dG w,
+ * so d term = av dv + ar dr with av = -(1 - r^2 / v) / (2 v), ar = -r / v:
+ * a weighted sum of dH's entries (Guinness 2021, Section 3). */
+static void mll_term(const vecchia *P, const kernel *k, const points *x,
+                     const double *y, const double *noise, int i,
+                     double *scratch, double *out)
+{
+  const int m = P->m, d = x->d, *nb = P->nb + (size_t)i * m;
+  int kn = P->count[i], len = kn + 1;
+  double *sub = scratch, *G = sub + (size_t)(m + 1) * d;
+  double *D = G + (size_t)(m + 1) * (m + 1), *w = D + (size_t)(m + 1) * (m + 1);
+  double *c = w + m;
+  const double kdiag = kernel_diagonal(k);
+  if (kn > 0) gather(x, nb, kn, i, sub);
+  double v = condition(k, sub, kn, d, noise, nb, noise[i], G, D);
+  if (v < 0) { /* unconditioned, as in the factor */
+    kn = 0;
+    v = kdiag + noise[i];
+  }
+  len = kn + 1;
+  const double *b = G + (size_t)kn * len;
+  double r = y[i];
+  for (int a = 0; a < kn; a++) w[a] = y[nb[a]];
+  if (kn > 0) {
+    small_solve(G, kn, len, w);
+    for (int a = 0; a < kn; a++) r -= G[kn + (size_t)a * len] * w[a];
+    kernel_dr2(k, D, len * len);
+  }
+  const double av = -0.5 * (1.0 - r * r / v) / v, ar = -r / v;
+  double *gl = out + 1, gvar = av * kdiag, gnoise = av * noise[i];
+  out[0] = -0.5 * (LOG_2PI + log(v) + r * r / v);
+  for (int j = 0; j < d; j++) gl[j] = 0.0;
+  for (int a = 0; a < kn; a++) c[a] = av * b[a] + ar * w[a];
+  /* dH's entries: K's (log variance), the noise on the diagonal (log
+   * noise), -2 s_j^2 dk/dr2 with s_j the scaled difference in input j
+   * (log length scale j; zero on the diagonal). */
+  for (int q = 0; q < len; q++) {
+    for (int a = 0; a <= q && a < kn; a++) {
+      /* The weight of entries (a, q) and (q, a) together. */
+      double wt, kaq;
+      if (q == kn) {
+        wt = -2.0 * av * b[a] - ar * w[a];
+        kaq = G[kn + (size_t)a * len];
+      } else if (a == q) {
+        gnoise += b[a] * c[a] * noise[nb[a]];
+        gvar += b[a] * c[a] * kdiag;
+        continue;
+      } else {
+        wt = b[a] * c[q] + b[q] * c[a];
+        kaq = G[a + (size_t)q * len];
+      }
+      gvar += wt * kaq;
+      const double f = -2.0 * wt * D[a + (size_t)q * len];
+      for (int j = 0; j < d; j++) {
+        const double s = sub[a + (size_t)j * len] - sub[q + (size_t)j * len];
+        gl[j] += f * s * s;
+      }
+    }
+  }
+  gl[d] = gvar;
+  gl[d + 1] = gnoise;
+}
+
+solver_status vecchia_mll(const vecchia *P, const kernel *k, const points *x,
+                          const double *y, const double *noise, int nthreads,
+                          solver_callback callback, void *ctx, double *value,
+                          double *grad)
+{
+  const int n = P->n, m = P->m, d = x->d, width = d + 3;
+  const int team = threads_team(nthreads);
+  const size_t per_thread = (size_t)(m + 1) * d + 2 * (size_t)(m + 1) * (m + 1) +
+                            2 * (size_t)m;
+  double *terms, *scratch;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, terms, (size_t)n * width, 0);
+  WORKSPACE_ADD(&ws, scratch, per_thread * team, 0);
+  solver_status status = SOLVER_NO_MEMORY;
+  if (workspace_alloc(&ws)) goto done;
+  status = SOLVER_MAX_ITER;
+  for (int i0 = 0; i0 < n; i0 += VECCHIA_SLAB) {
+    if (solver_poll(callback, ctx, 0)) {
+      status = SOLVER_STOPPED;
+      goto done;
+    }
+    const int i1 = i0 + VECCHIA_SLAB < n ? i0 + VECCHIA_SLAB : n;
+    #pragma omp parallel num_threads(team) \
+        if ((double)(i1 - i0) * (m + 1) * (m + 1) * d > PARALLEL_MIN_WORK)
+    {
+      double *mine = scratch + per_thread * omp_get_thread_num();
+      #pragma omp for schedule(dynamic, 16)
+      for (int i = i0; i < i1; i++)
+        mll_term(P, k, x, y, noise, i, mine, terms + (size_t)i * width);
+    }
+  }
+  /* Summed in point order: the same bits for any thread count. */
+  for (int j = 0; j < width; j++) {
+    double s = 0.0;
+    for (int i = 0; i < n; i++) s += terms[(size_t)i * width + j];
+    if (j == 0) *value = s; else grad[j - 1] = s;
+  }
+
+done:
+  workspace_free(&ws);
+  return status;
 }

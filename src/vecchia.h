@@ -49,4 +49,22 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
 void vecchia_apply(const vecchia *P, const double *R, int ncol, double *Z,
                    int nthreads);
 
+/* Vecchia's approximation of the log-likelihood of y ~ N(0, H), with
+ * H = K + diag(noise) for the points x (scaled inputs, in their original
+ * order): sum_i log N(y_i; b_i'y_N(i), v_i), each point given its
+ * neighbours N(i) in P (count and nb only; b_i and v_i are computed here,
+ * so P's neighbours may come from other hyperparameters), and its gradient
+ * (d + 2 values) with respect to (log l_1, ..., log l_d, log variance,
+ * log of a factor of all the noise).  The approximation of Vecchia (1988)
+ * that GpGp maximises (Guinness 2021, "Gaussian process learning via
+ * Fisher scoring of Vecchia's approximation", Statistics and Computing
+ * 31:25); O(n m^2 d + n m^3) time, all derivatives in one pass.  Sums in
+ * point order, so the bits do not depend on the thread count.  The
+ * callback is polled between slabs of points.  Returns SOLVER_MAX_ITER
+ * when *value and grad are set, SOLVER_STOPPED or SOLVER_NO_MEMORY. */
+solver_status vecchia_mll(const vecchia *P, const kernel *k, const points *x,
+                          const double *y, const double *noise, int nthreads,
+                          solver_callback callback, void *ctx, double *value,
+                          double *grad);
+
 #endif

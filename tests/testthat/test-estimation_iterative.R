@@ -122,8 +122,9 @@ test_that("the ascent on all the data reaches the exact maximum", {
   withr::local_seed(9)
   fit <- gp_sdd(d$x, d$y, kernel = k, solver = "cholesky", threads = 2,
                 standardize = FALSE,
+                # Without the Vecchia stage, which would start it at the top.
                 estimation = estimation_control(
-                  method = "iterative", subset_size = 50, pilot_size = 50,
+                  method = "iterative", subset_size = 50, pilot_size = 50, neighbours = 0,
                   iterative = iterative_control(probes = 32, inner_tolerance = 1e-6,
                                                 max_steps = 40)))
   theta_of <- function(f) log(c(f$kernel$lengthscale, f$kernel$variance, f$noise))
@@ -302,19 +303,22 @@ test_that("estimation_control() chooses the method by n and projected cost", {
   expect_identical(estimation_method(ctl, 2000, 8, 10), "subset")
   expect_identical(estimation_method(ctl, 2001, 8, 10), "iterative")
   expect_identical(estimation_method(ctl, 31229, 8, 10), "iterative")
-  expect_identical(estimation_method(ctl, 31230, 8, 10), "subset")
+  expect_identical(estimation_method(ctl, 31230, 8, 10), "vecchia")
   expect_identical(estimation_method(ctl, 27129, 18, 20), "iterative")
-  expect_identical(estimation_method(ctl, 27130, 18, 20), "subset")
+  expect_identical(estimation_method(ctl, 27130, 18, 20), "vecchia")
   expect_identical(estimation_method(estimation_control(auto_seconds = 0), 2001, 8, 10),
-                   "subset")
+                   "vecchia")
   expect_identical(estimation_method(ctl, 5000, 8, 0), "subset")
+  expect_identical(estimation_method(ctl, 5000, 8, 10, outputs = 2), "vecchia")
   expect_identical(estimation_method(estimation_control(method = "iterative"), 100, 8, 10),
                    "iterative")
   expect_identical(estimation_method(estimation_control(method = "subset"), 5000, 8, 10),
                    "subset")
+  expect_identical(estimation_method(estimation_control(method = "vecchia"), 5000, 8, 10),
+                   "vecchia")
 })
 
-test_that("auto keeps the subset's estimate when the first step projects too long", {
+test_that("auto keeps the Vecchia stage's estimate when the first step projects too long", {
   skip_on_cran()
   d <- make_data(400, d = 2, seed = 18, noise_sd = 0.01)
   # The pivoted-Cholesky preconditioner, whose first step takes several
@@ -334,12 +338,13 @@ test_that("auto keeps the subset's estimate when the first step projects too lon
   expect_gt(it$inner_iterations, 1)
   expect_equal(it$projected_seconds,
                40 * 400^2 * (7e-11 * it$inner_iterations * 17 + 2.5e-10 * 20))
-  expect_identical(cut$estimation$method, "subset")
-  subset <- fit_with("subset")
-  expect_identical(cut$kernel, subset$kernel)
-  expect_identical(cut$noise, subset$noise)
-  expect_equal(cut$alpha, subset$alpha, tolerance = 1e-8)
-  expect_output(print(cut), "estimated by marginal likelihood on 100 points")
+  # It keeps the estimate of the stage before, Vecchia's on all the points.
+  expect_identical(cut$estimation$method, "vecchia")
+  vecchia <- fit_with("vecchia")
+  expect_identical(cut$kernel, vecchia$kernel)
+  expect_identical(cut$noise, vecchia$noise)
+  expect_equal(cut$alpha, vecchia$alpha, tolerance = 1e-8)
+  expect_output(print(cut), "estimated by Vecchia's approximate marginal likelihood on all 400 points")
   expect_output(print(summary(cut)), "not refined on all 400 points: 40 steps")
   # With the default budget the same data go on to all the points.
   full <- suppressWarnings(fit_with("auto"), classes = "sddgp_warning_estimation_not_converged")
@@ -393,7 +398,7 @@ test_that("inner solves in single precision follow the double-precision ascent",
   d <- make_data(400, d = 2, seed = 31, noise_sd = 0.1)
   path <- function(precision) {
     fit <- at_step_limit(withr::with_seed(32, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
-      estimation = estimation_control(method = "iterative", subset_size = 150,
+      estimation = estimation_control(method = "iterative", subset_size = 150, neighbours = 0,
                                       iterative = iterative_control(max_steps = 6,
                                                                     precision = precision)))))
     fit$estimation$iterative$path

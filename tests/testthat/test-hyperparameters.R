@@ -204,6 +204,7 @@ test_that("estimation draws its subset with R's generator", {
   # points, whose probes come from R's generator too.
   untimed <- function(e) {
     e$estimation[c("seconds", "subset_seconds")] <- 0
+    e$estimation$vecchia$seconds <- 0
     e$estimation$iterative[c("seconds", "inner_seconds", "gradient_seconds",
                              "setup_seconds")] <- 0
     e

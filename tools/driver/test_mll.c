@@ -1,8 +1,11 @@
 /* The pathwise estimate of the marginal likelihood's gradient (mll.h)
- * against a naive double loop over dH, and its thread independence. */
+ * against a naive double loop over dH, and its thread independence;
+ * Vecchia's likelihood (vecchia.h) against the exact one. */
 #include <string.h>
 #include "driver.h"
 #include "../../src/mll.h"
+#include "../../src/vecchia.h"
+#include "../../src/workspace.h"
 
 static int stop_at_first(void *ctx, int iteration, const double *residuals)
 {
@@ -61,4 +64,50 @@ void test_mll(void)
         "pathwise gradient: a stop requested by the callback");
   free(x);
   free(sols);
+}
+
+/* With every earlier point a neighbour (m = n - 1) Vecchia's likelihood is
+ * the exact one, value and gradient, whatever the order; with fewer it
+ * keeps its bits across thread counts. */
+void test_vecchia_mll(void)
+{
+  section("Vecchia's likelihood");
+  const int n = quick ? 120 : 400, d = 3;
+  const kernel k = {KERNEL_MATERN52, 1.3};
+  double *x = random_points(n, d, 2.0), *y = random_matrix(n, 1);
+  double *noise = malloc(sizeof(double) * n);
+  for (int i = 0; i < n; i++) noise[i] = 0.05 * (1.0 + (i % 3)); /* weights */
+  const points p = {x, n, d, NULL, NULL};
+  const kernel_op op = {&k, &p, &p, NULL, 0, NULL, NULL, NULL, 0, NULL};
+  double value, grad[5], exact, exact_grad[5], v1, g1[5];
+  double *weights = malloc(sizeof(double) * n);
+  for (int i = 0; i < n; i++) weights[i] = 0.05 / noise[i];
+  CHECK(mll_evaluate(&k, &p, y, 0.05, weights, 1, NULL, NULL, &exact, exact_grad) == MLL_OK,
+        "exact likelihood: status");
+  const int ms[2] = {n - 1, 10};
+  for (int v = 0; v < 2; v++) {
+    vecchia P;
+    workspace ws;
+    workspace_init(&ws);
+    CHECK(vecchia_init(&P, &ws, &op, noise, ms[v], 1, 2, NULL, NULL) == SOLVER_MAX_ITER,
+          "Vecchia factor: status");
+    CHECK(vecchia_mll(&P, &k, &p, y, noise, 2, NULL, NULL, &value, grad) == SOLVER_MAX_ITER,
+          "Vecchia's likelihood: status");
+    CHECK(vecchia_mll(&P, &k, &p, y, noise, 1, NULL, NULL, &v1, g1) == SOLVER_MAX_ITER,
+          "Vecchia's likelihood: status");
+    CHECK(v1 == value && memcmp(g1, grad, sizeof grad) == 0,
+          "Vecchia's likelihood: 1 and 2 threads differ");
+    if (v == 0) {
+      CHECK_CLOSE(value, exact, 1e-9, "m = n - 1: the exact likelihood");
+      for (int c = 0; c < d + 2; c++) CHECK_CLOSE(grad[c], exact_grad[c], 1e-8, "m = n - 1: the exact gradient");
+    } else {
+      CHECK(vecchia_mll(&P, &k, &p, y, noise, 2, stop_at_first, NULL, &value, grad) ==
+            SOLVER_STOPPED, "Vecchia's likelihood: a stop requested by the callback");
+    }
+    workspace_free(&ws);
+  }
+  free(x);
+  free(y);
+  free(noise);
+  free(weights);
 }

@@ -1,0 +1,76 @@
+# Hyperparameter estimation on all the data by Vecchia's approximation of
+# the log marginal likelihood (estimation_control(method = "vecchia"), and
+# the start of "iterative"): every point's response given its `neighbours`
+# nearest earlier points in a fixed random order (Vecchia 1988), the
+# likelihood that GpGp maximises (Guinness 2021, "Gaussian process learning
+# via Fisher scoring of Vecchia's approximation", Statistics and Computing
+# 31:25).  O(n m^2 (m + d)) an evaluation with its gradient (src/vecchia.c),
+# against O(n^2) a step of the exact ascent.
+
+# Rounds of L-BFGS-B, each with the neighbours found at its start: the
+# first round's are those of the subset's length scales, which may switch
+# inputs off that all the data turn on (GpGp finds them again too).
+vecchia_rounds <- 2L
+
+# Maximise Vecchia's log likelihood of all n points (x, y standardised,
+# weights NULL or the observation weights) over the free log
+# hyperparameters of `space`, from theta.  Returns list(theta, record =
+# list(neighbours, rounds, evaluations (per round), log_likelihood (at the
+# start and at the end of each round, all n points), message, seconds)).
+estimate_vecchia <- function(x, y, weights, family, theta, space, control, threads) {
+  start_time <- proc.time()[["elapsed"]]
+  d <- length(theta) - 2L
+  free <- space$free
+  log_likelihood <- evaluations <- numeric(0)
+  messages <- character(0)
+  for (round in seq_len(vecchia_rounds)) {
+    neighbours <- vecchia_neighbours(x, theta_kernel(family, theta),
+                                     exp(theta[[d + 2L]]) / (weights %||% 1),
+                                     control$neighbours, threads)
+    objective <- mll_objective(x, y, weights, family, theta, free, threads,
+                               likelihood = vecchia_likelihood(neighbours))
+    if (round == 1L) log_likelihood <- -nrow(x) * objective$fn(theta[free])
+    opt <- stats::optim(theta[free], objective$fn, objective$gr, method = "L-BFGS-B",
+                        lower = space$lower[free], upper = space$upper[free],
+                        control = list(maxit = control$max_iterations,
+                                       factr = control$tolerance / .Machine$double.eps))
+    theta[free] <- opt$par
+    log_likelihood <- c(log_likelihood, -nrow(x) * opt$value)
+    evaluations <- c(evaluations, objective$count())
+    messages <- c(messages, if (opt$convergence == 0L) "converged" else stage_message(opt))
+  }
+  list(theta = theta,
+       record = list(neighbours = control$neighbours, rounds = vecchia_rounds,
+                     evaluations = evaluations, log_likelihood = log_likelihood,
+                     message = paste(messages, collapse = "; "),
+                     seconds = proc.time()[["elapsed"]] - start_time))
+}
+
+# Every point's neighbours in Vecchia's order, for the kernel and noise
+# variances (one per point) given: the m x n matrix of C_vecchia_factor().
+vecchia_neighbours <- function(x, kernel, noise, m, threads) {
+  factor <- .Call(C_vecchia_factor, scale_inputs(x, kernel), kernel_spec(kernel),
+                  rep_len(noise, nrow(x)), as.integer(m), threads)
+  if (factor$interrupted) {
+    signal_interrupt("Hyperparameter estimation was interrupted by the user")
+  }
+  factor$neighbours
+}
+
+# The likelihood mll_objective() evaluates: Vecchia's, with these neighbours.
+vecchia_likelihood <- function(neighbours) {
+  function(x, y, spec, noise, weights, threads) {
+    .Call(C_mll_vecchia, x, y, spec, noise, weights, neighbours, threads)
+  }
+}
+
+# What summary() says of the stage, of n points.
+vecchia_summary <- function(record, n) {
+  ll <- record$log_likelihood
+  strwrap(sprintf(paste(
+    "then on all %d points by Vecchia's approximation (%d neighbours): log",
+    "likelihood %+.1f in %d rounds of L-BFGS-B (%s evaluations; %s), %.1f s"),
+    n, record$neighbours, ll[length(ll)] - ll[1L], record$rounds,
+    paste(record$evaluations, collapse = " + "), record$message, record$seconds),
+    indent = 2, exdent = 4)
+}

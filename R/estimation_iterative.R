@@ -30,15 +30,15 @@ estimation_summary <- function(est, n, digits) {
                    paste(est$estimated, collapse = ", "), est$subset_size,
                    format(est$log_marginal_likelihood, digits = digits),
                    est$subset_seconds %||% est$seconds)
-  if (!is.null(est$vecchia)) lines <- c(lines, vecchia_summary(est$vecchia, n))
+  vecchia <- if (!is.null(est$vecchia)) vecchia_summary(est$vecchia, n)
   it <- est$iterative
-  if (is.null(it)) return(lines)
+  if (is.null(it)) return(c(lines, vecchia))
   if (it$stopped == "over budget") {
     return(c(lines, strwrap(sprintf(paste(
-      "not refined on all %d points: %d steps like the first were projected to",
+      "no exact ascent on all %d points: %d steps like the first were projected to",
       "take %.0f s on the reference machine, over estimation_control(auto_seconds = %s)"),
       n, projected_steps, it$projected_seconds, format(it$auto_seconds)),
-      indent = 2, exdent = 4)))
+      indent = 2, exdent = 4), vecchia))
   }
   gain <- it$log_marginal_likelihood_gain
   c(lines, strwrap(sprintf(paste(
@@ -374,7 +374,7 @@ likelihood_gain <- function(path, gradients) {
 #' @param learning_rate Adam's step size on the log hyperparameters.
 #' @param max_steps Most outer (Adam) steps.
 #' @param time_limit Seconds the ascent may take (wall time; the subset
-#'   and Vecchia estimates that start it and the fit after it not counted): no step
+#'   estimate that starts it and the fit after it not counted): no step
 #'   starts that would end past them if it took as long as the last one,
 #'   and the ascent stops, with a warning, at the hyperparameters reached.
 #'   `Inf` for no limit. At least one step runs.
@@ -450,7 +450,7 @@ iterative_control <- function(probes = 16, solver = c("cg", "sdd"),
 
 #' @export
 print.sddgp_iterative_control <- function(x, ...) {
-  cat("Settings of hyperparameter estimation on all the data\n")
+  cat("Settings of the exact ascent on all the data\n")
   cat(sprintf("  %d probes, inner solver %s%s to relative residual %s%s, warm start %s\n",
               x$probes, x$solver,
               if (x$solver == "cg") sprintf(" (%s preconditioner)", x$preconditioner) else "",

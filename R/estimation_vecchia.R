@@ -1,10 +1,10 @@
 # Hyperparameter estimation on all the data by Vecchia's approximation of
 # the log marginal likelihood (estimation_control(method = "vecchia"), and
-# the start of "iterative"): every point's response given its `neighbours`
-# nearest earlier points in a fixed random order (Vecchia 1988), the
-# likelihood that GpGp maximises (Guinness 2021, "Gaussian process learning
-# via Fisher scoring of Vecchia's approximation", Statistics and Computing
-# 31:25).  O(n m^2 (m + d)) an evaluation with its gradient (src/vecchia.c),
+# "auto" where the exact ascent costs too much): every point's response
+# given its `neighbours` nearest earlier points in a fixed random order
+# (Vecchia 1988), the likelihood that GpGp maximises (Guinness 2021,
+# "Gaussian process learning via Fisher scoring of Vecchia's
+# approximation", Statistics and Computing 31:25).  O(n m^2 (m + d)) an evaluation with its gradient (src/vecchia.c),
 # against O(n^2) a step of the exact ascent.
 
 # Rounds of L-BFGS-B, each with the neighbours found at its start: the

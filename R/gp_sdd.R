@@ -72,10 +72,9 @@
 #'
 #' Kernel hyperparameters and `noise` that are not given are estimated first,
 #' by maximising the exact log marginal likelihood on a random subset of the
-#' data, then by default above 2000 points Vecchia's approximation of the
-#' marginal likelihood of all the data, and then, when it is projected to
-#' take at most 5 minutes, the exact marginal likelihood of all the data
-#' with iterative solves (see
+#' data, then by default above 2000 points the marginal likelihood of all
+#' the data: the exact one with iterative solves where that is projected
+#' to take at most 5 minutes, otherwise Vecchia's approximation of it (see
 #' [estimation_control()]); the estimates are reported by `print()` and
 #' `summary()`. With `standardize = TRUE` every input column and the
 #' target are centred and scaled by their training mean and (population)

@@ -83,5 +83,23 @@ ok <- tryCatch({
 }, error = function(e) { message("estimation: ", conditionMessage(e)); FALSE })
 cat(sprintf("%-8s %s\n", "estimate", if (ok) "ok" else "FAILED"))
 tally(ok)
+# Vecchia's likelihood (estimation on all the points): the stage runs, and
+# with every earlier point a neighbour the value is the exact one, by base R.
+ok <- tryCatch({
+  fit <- gp_sdd(x, y, kernel = "matern32",
+                estimation = estimation_control(method = "vecchia", subset_size = 30,
+                                                neighbours = 10))
+  xs <- sddgp:::scale_inputs(x, ker)
+  nb <- .Call(sddgp:::C_vecchia_factor, xs, sddgp:::kernel_spec(ker), rep(noise, n),
+              n - 1L, 2L)$neighbours
+  got <- .Call(sddgp:::C_mll_vecchia, xs, y, sddgp:::kernel_spec(ker), noise, NULL, nb, 2L)
+  r <- sqrt(3) * as.matrix(stats::dist(xs))
+  L <- chol((1 + r) * exp(-r) + diag(noise, n))
+  want <- -0.5 * sum(backsolve(L, y, transpose = TRUE)^2) - sum(log(diag(L))) -
+    n / 2 * log(2 * pi)
+  identical(fit$estimation$method, "vecchia") && abs(got$value - want) < 1e-8
+}, error = function(e) { message("vecchia: ", conditionMessage(e)); FALSE })
+cat(sprintf("%-8s %s\n", "vecchia", if (ok) "ok" else "FAILED"))
+tally(ok)
 cat(sprintf("%d of %d checks pass\n", passed, passed + failed))
 if (failed > 0) quit(status = 1L)

@@ -122,9 +122,8 @@ test_that("the ascent on all the data reaches the exact maximum", {
   withr::local_seed(9)
   fit <- gp_sdd(d$x, d$y, kernel = k, solver = "cholesky", threads = 2,
                 standardize = FALSE,
-                # Without the Vecchia stage, which would start it at the top.
                 estimation = estimation_control(
-                  method = "iterative", subset_size = 50, pilot_size = 50, neighbours = 0,
+                  method = "iterative", subset_size = 50, pilot_size = 50,
                   iterative = iterative_control(probes = 32, inner_tolerance = 1e-6,
                                                 max_steps = 40)))
   theta_of <- function(f) log(c(f$kernel$lengthscale, f$kernel$variance, f$noise))
@@ -338,14 +337,15 @@ test_that("auto keeps the Vecchia stage's estimate when the first step projects 
   expect_gt(it$inner_iterations, 1)
   expect_equal(it$projected_seconds,
                40 * 400^2 * (7e-11 * it$inner_iterations * 17 + 2.5e-10 * 20))
-  # It keeps the estimate of the stage before, Vecchia's on all the points.
+  # It goes on to Vecchia's approximation instead, from the subset's estimate.
   expect_identical(cut$estimation$method, "vecchia")
   vecchia <- fit_with("vecchia")
   expect_identical(cut$kernel, vecchia$kernel)
   expect_identical(cut$noise, vecchia$noise)
   expect_equal(cut$alpha, vecchia$alpha, tolerance = 1e-8)
   expect_output(print(cut), "estimated by Vecchia's approximate marginal likelihood on all 400 points")
-  expect_output(print(summary(cut)), "not refined on all 400 points: 40 steps")
+  expect_output(print(summary(cut)), "no exact ascent on all 400 points: 40 steps")
+  expect_output(print(summary(cut)), "then on all 400 points by Vecchia's approximation")
   # With the default budget the same data go on to all the points.
   full <- suppressWarnings(fit_with("auto"), classes = "sddgp_warning_estimation_not_converged")
   expect_identical(full$estimation$method, "iterative")
@@ -398,7 +398,7 @@ test_that("inner solves in single precision follow the double-precision ascent",
   d <- make_data(400, d = 2, seed = 31, noise_sd = 0.1)
   path <- function(precision) {
     fit <- at_step_limit(withr::with_seed(32, gp_sdd(d$x, d$y, solver = "cholesky", threads = 2,
-      estimation = estimation_control(method = "iterative", subset_size = 150, neighbours = 0,
+      estimation = estimation_control(method = "iterative", subset_size = 150,
                                       iterative = iterative_control(max_steps = 6,
                                                                     precision = precision)))))
     fit$estimation$iterative$path

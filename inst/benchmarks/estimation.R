@@ -6,7 +6,7 @@
 #
 #   Rscript inst/benchmarks/estimation.R [--data=DIR] [--out=FILE]
 #       [--datasets=pol,elevators,bike,protein,keggdirected] [--splits=0,1,2,3,4]
-#       [--methods=subset,vecchia,published,iterative,iterative_cold,iterative_previous,
+#       [--methods=subset,vecchia,auto,published,iterative,iterative_cold,iterative_previous,
 #                  iterative_capped,iterative_rate03,iterative_timed]
 #       [--threads=2] [--time-limit=2520]
 #       [--samples=16]
@@ -26,6 +26,8 @@
 # - vecchia: the subset estimate, then L-BFGS-B on Vecchia's approximate
 #   likelihood of all the points (estimation_control(method = "vecchia");
 #   `vecchia_seconds` and `vecchia_evaluations` are that stage's).
+# - auto: the default, estimation_control(): the exact ascent where it is
+#   projected to take at most auto_seconds, else the Vecchia stage.
 # - published: the paper's hyperparameters (uci_hyperparameters()).
 # - iterative: estimation_control(method = "iterative") with the default
 #   iterative_control(): the subset estimate, then Adam on all the points
@@ -61,7 +63,7 @@ data_dir <- option("data", file.path("..", "shared", "data", "uci"))
 out <- option("out", file.path("inst", "extdata", "benchmarks", "estimation.csv"))
 datasets <- choice_option("datasets", c("pol", "elevators", "bike", "protein", "keggdirected"))
 splits <- as.integer(split_list(option("splits", "0,1,2,3,4")))
-methods <- choice_option("methods", c("subset", "vecchia", "published", "iterative", "iterative_cold",
+methods <- choice_option("methods", c("subset", "vecchia", "auto", "published", "iterative", "iterative_cold",
                                      "iterative_previous", "iterative_capped",
                                      "iterative_rate03", "iterative_timed"))
 if (is.na(option("methods", NA))) methods <- setdiff(methods, c("iterative_previous",
@@ -76,6 +78,7 @@ estimation_of <- function(method) {
   switch(method,
          subset = estimation_control(method = "subset"),
          vecchia = estimation_control(method = "vecchia"),
+         auto = estimation_control(),
          iterative = estimation_control(method = "iterative"),
          iterative_cold = estimation_control(
            method = "iterative", iterative = iterative_control(warm_start = "none")),

@@ -1,18 +1,20 @@
 # Two threads against one on an idle machine and beside a competing
 # CPU-bound process (another job on the cores), for SDD, CG and DSG fits.
 #
-#   Rscript inst/benchmarks/threads_loaded.R [--rounds=5] [--cases=sdd,cg,dsg,readme]
+#   Rscript inst/benchmarks/threads_loaded.R [--rounds=5] [--cases=sdd,cg,dsg,readme,vecchia]
 #     [--label=current] [--out=inst/extdata/benchmarks/threads_loaded.csv]
 #
 # --label names the sddgp build measured (R_LIBS can point at another one,
 # say the version before the thread governor): the CSV keeps other labels'
 # rows and replaces this label's.
 #
-# Cases (hyperparameters fixed, so no estimation):
+# Cases (hyperparameters fixed, so no estimation, except vecchia):
 #   sdd     n = 4000, d = 8, 2000 SDD steps (kernel matrix cached)
 #   cg      n = 4000, d = 8, noise 1e-4, preconditioned CG to tolerance 1e-8
 #   dsg     n = 200, d = 8, doubly stochastic gradients, default settings
 #   readme  the README's SDD fit: n = 1000, d = 2, 32 samples, 2000 steps
+#   vecchia n = 8000, d = 4, hyperparameters estimated on a 200-point subset
+#           and then by Vecchia's likelihood of all the points, then the fit
 # Each round times every case on 1 and 2 threads (the order alternating
 # between rounds), first alone, then beside one busy-looping R process.
 # Fits on 1 and 2 threads must be identical.  Reported: median seconds and
@@ -21,7 +23,7 @@
 source(file.path("inst", "benchmarks", "options.R"))
 suppressPackageStartupMessages(library(sddgp))
 rounds <- as.integer(option("rounds", "5"))
-cases <- choice_option("cases", c("sdd", "cg", "dsg", "readme"))
+cases <- choice_option("cases", c("sdd", "cg", "dsg", "readme", "vecchia"))
 label <- option("label", "current")
 out_csv <- option("out", file.path("inst", "extdata", "benchmarks", "threads_loaded.csv"))
 
@@ -40,10 +42,13 @@ fits <- list(
                                     solver = "dsg", threads = threads),
   readme = function(p, threads) gp_sdd(p$x, p$y, kernel = matern(3/2, 0.3, 1), noise = 0.01,
                                        control = sdd_control(tolerance = 0, iterations = 2000), samples = 32,
-                                       threads = threads)
+                                       threads = threads),
+  vecchia = function(p, threads) gp_sdd(p$x, p$y, threads = threads,
+                                        estimation = estimation_control(method = "vecchia",
+                                                                        subset_size = 200))
 )
 problems <- list(sdd = problem(4000, 8), cg = problem(4000, 8), dsg = problem(200, 8),
-                 readme = problem(1000, 2))
+                 readme = problem(1000, 2), vecchia = problem(8000, 4))
 
 time_fit <- function(case, threads) {
   set.seed(7)

@@ -86,6 +86,26 @@ ref_posterior <- function(x, y, xnew, family, lengthscale, variance, noise) {
 
 # A smooth test function on [0, 1]^d plus Gaussian noise, generated without
 # touching the global random state.
+# The kernel at log hyperparameters theta = (log lengthscales, log
+# variance, log noise), with d length scales.
+kernel_of <- function(theta, d) {
+  list(family = "matern32", lengthscale = exp(theta[seq_len(d)]),
+       variance = exp(theta[[d + 1L]]))
+}
+
+# The responses' covariance K + diag(noise / weights) in base R, and the
+# exact log marginal likelihood, of log hyperparameters theta.
+ref_cov <- function(x, theta, family = "matern32", weights = 1) {
+  d <- ncol(x)
+  ref_kernel(x, x, family, exp(theta[seq_len(d)]), exp(theta[[d + 1L]])) +
+    diag(exp(theta[[d + 2L]]) / weights, nrow(x))
+}
+ref_mll <- function(x, y, theta, family = "matern32", weights = 1) {
+  R <- chol(ref_cov(x, theta, family, weights))
+  a <- backsolve(R, forwardsolve(t(R), y))
+  -sum(y * a) / 2 - sum(log(diag(R))) - nrow(x) / 2 * log(2 * pi)
+}
+
 make_data <- function(n, d = 2, seed = 1, noise_sd = 0.1) {
   withr::with_seed(seed, {
     x <- matrix(stats::runif(n * d), n, d)

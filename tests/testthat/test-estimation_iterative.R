@@ -2,17 +2,6 @@
 # base R, the ascent against the exact maximum, warm starts, and the probes
 # reused as posterior samples.
 
-# The exact log marginal likelihood in base R, of log hyperparameters
-# theta = (log lengthscales, log variance, log noise).
-ref_mll <- function(x, y, theta, family = "matern32") {
-  d <- ncol(x)
-  H <- ref_kernel(x, x, family, exp(theta[seq_len(d)]), exp(theta[[d + 1L]])) +
-    exp(theta[[d + 2L]]) * diag(nrow(x))
-  R <- chol(H)
-  a <- backsolve(R, forwardsolve(t(R), y))
-  -sum(y * a) / 2 - sum(log(diag(R))) - nrow(x) / 2 * log(2 * pi)
-}
-
 ref_mll_gradient <- function(x, y, theta, h = 1e-5) {
   vapply(seq_along(theta), function(i) {
     e <- replace(numeric(length(theta)), i, h)
@@ -30,11 +19,6 @@ at_step_limit <- function(expr) {
   })
   expect_true(warned)
   value
-}
-
-kernel_of <- function(theta, d) {
-  list(family = "matern32", lengthscale = exp(theta[seq_len(d)]),
-       variance = exp(theta[[d + 1L]]))
 }
 
 test_that("the pathwise gradient is the exact one when V V' / s is H^-1", {

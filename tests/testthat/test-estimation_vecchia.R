@@ -3,22 +3,11 @@
 # stage on all the points (estimation_control(method = "vecchia")) against
 # the exact maximum likelihood estimate of all the points.
 
-# log N(y | 0, K + diag(noise)) by chol(), and the kernel matrix, in base R.
-ref_cov <- function(x, kernel, noise) {
-  ref_kernel(x, family = kernel$family, lengthscale = kernel$lengthscale,
-             variance = kernel$variance) + diag(noise, nrow(x))
-}
-ref_loglik <- function(x, y, kernel, noise) {
-  L <- chol(ref_cov(x, kernel, noise))
-  z <- backsolve(L, y, transpose = TRUE)
-  -0.5 * sum(z^2) - sum(log(diag(L))) - nrow(x) / 2 * log(2 * pi)
-}
-
 # Every point's conditional given its neighbours (an m x n matrix, NA past
 # a point's count, as C_vecchia_factor() returns them), summed: Vecchia's
 # likelihood by its definition.
-ref_vecchia <- function(x, y, kernel, noise, neighbours) {
-  H <- ref_cov(x, kernel, noise)
+ref_vecchia <- function(x, y, theta, weights, neighbours) {
+  H <- ref_cov(x, theta, weights = weights)
   sum(vapply(seq_len(nrow(x)), function(i) {
     nb <- neighbours[!is.na(neighbours[, i]), i]
     if (!length(nb)) return(stats::dnorm(y[i], 0, sqrt(H[i, i]), log = TRUE))
@@ -27,10 +16,7 @@ ref_vecchia <- function(x, y, kernel, noise, neighbours) {
   }, numeric(1)))
 }
 
-theta_kernel_of <- function(theta, family = "matern32") {
-  d <- length(theta) - 2L
-  sddgp:::new_kernel(family, exp(theta[seq_len(d)]), exp(theta[[d + 1L]]))
-}
+theta_kernel_of <- function(theta) kernel_of(theta, length(theta) - 2L)
 
 find_neighbours <- function(x, theta, noise, m, threads = 2L) {
   kernel <- theta_kernel_of(theta)
@@ -46,6 +32,8 @@ vecchia_at <- function(x, y, theta, neighbours, weights = NULL, threads = 2L) {
         as.integer(threads))
 }
 
+theta_of <- function(kernel, noise) log(c(kernel$lengthscale, kernel$variance, noise))
+
 set.seed(31)
 n_v <- 150
 x_v <- matrix(runif(n_v * 3), n_v)
@@ -58,7 +46,7 @@ test_that("Vecchia's likelihood is the sum of base-R conditionals", {
   for (m in c(1L, 5L, 20L)) {
     nb <- find_neighbours(x_v, theta_v, noise, m)
     got <- vecchia_at(x_v, y_v, theta_v, nb, weights = w_v)
-    expect_equal(got$value, ref_vecchia(x_v, y_v, theta_kernel_of(theta_v), noise, nb),
+    expect_equal(got$value, ref_vecchia(x_v, y_v, theta_v, w_v, nb),
                  tolerance = 1e-10, info = m)
     expect_false(got$interrupted)
   }
@@ -68,8 +56,7 @@ test_that("with every earlier point a neighbour it is the exact likelihood", {
   noise <- exp(theta_v[5]) / w_v
   nb <- find_neighbours(x_v, theta_v, noise, n_v - 1L)
   got <- vecchia_at(x_v, y_v, theta_v, nb, weights = w_v)
-  expect_equal(got$value, ref_loglik(x_v, y_v, theta_kernel_of(theta_v), noise),
-               tolerance = 1e-10)
+  expect_equal(got$value, ref_mll(x_v, y_v, theta_v, weights = w_v), tolerance = 1e-10)
   exact <- .Call(sddgp:::C_mll, sddgp:::scale_inputs(x_v, theta_kernel_of(theta_v)), y_v,
                  sddgp:::kernel_spec(theta_kernel_of(theta_v)), exp(theta_v[5]), w_v, TRUE, 2L)
   expect_equal(got$gradient, exact$gradient, tolerance = 1e-8)
@@ -114,17 +101,16 @@ test_that("with every earlier point a neighbour, method 'vecchia' reaches the ex
   expect_identical(rec$neighbours, 299L)
   expect_identical(rec$rounds, 2L)
   expect_length(rec$log_likelihood, 3L)
-  got <- ref_loglik(d$x, y, est$kernel, est$noise)
+  got <- ref_mll(d$x, y, theta_of(est$kernel, est$noise))
   expect_equal(rec$log_likelihood[3], got, tolerance = 1e-8)
-  theta <- log(c(est$kernel$lengthscale, est$kernel$variance, est$noise))
-  negll <- function(t) -ref_loglik(d$x, y, theta_kernel_of(t), exp(t[4]))
-  best <- stats::optim(theta, negll, method = "BFGS")
+  best <- stats::optim(theta_of(est$kernel, est$noise), function(t) -ref_mll(d$x, y, t),
+                       method = "BFGS")
   expect_lt(-best$value - got, 1e-3)
   # and the subset's estimate alone is well below it
   sub <- withr::with_seed(3, sddgp:::estimate_hyperparameters(
     d$x, y, matern(3/2), NULL, estimation_control(method = "subset", subset_size = 60,
                                                   pilot_size = 60), 2L))
-  expect_gt(got - ref_loglik(d$x, y, sub$kernel, sub$noise), 1)
+  expect_gt(got - ref_mll(d$x, y, theta_of(sub$kernel, sub$noise)), 1)
 })
 
 test_that("the fit records the stage, and print() and summary() report it", {

@@ -14,11 +14,17 @@ vecchia_rounds <- 2L
 
 # Maximise Vecchia's log likelihood of all n points (x, y standardised,
 # weights NULL or the observation weights) over the free log
-# hyperparameters of `space`, from theta.  Returns list(theta, record =
+# hyperparameters of `space`, from theta, with the estimation's progress
+# `bar` (progress_estimation(), or NULL).  Returns list(theta, record =
 # list(neighbours, rounds, evaluations (per round), log_likelihood (at the
 # start and at the end of each round, all n points), message, seconds)).
-estimate_vecchia <- function(x, y, weights, family, theta, space, control, threads) {
+estimate_vecchia <- function(x, y, weights, family, theta, space, control, threads,
+                             bar = NULL) {
   start_time <- proc.time()[["elapsed"]]
+  # One governed run over the whole stage: an evaluation is too short for
+  # the thread governor to judge a team size on its own.
+  .Call(C_threads_stage, threads)
+  on.exit(.Call(C_threads_stage, 0L), add = TRUE)
   d <- length(theta) - 2L
   free <- space$free
   log_likelihood <- evaluations <- numeric(0)
@@ -29,6 +35,9 @@ estimate_vecchia <- function(x, y, weights, family, theta, space, control, threa
                                      control$neighbours, threads)
     objective <- mll_objective(x, y, weights, family, theta, free, threads,
                                likelihood = vecchia_likelihood(neighbours))
+    objective <- progress_stage(bar, sprintf(
+      "Vecchia's likelihood of all %d points, round %d/%d", nrow(x), round, vecchia_rounds),
+      objective)
     if (round == 1L) log_likelihood <- -nrow(x) * objective$fn(theta[free])
     opt <- stats::optim(theta[free], objective$fn, objective$gr, method = "L-BFGS-B",
                         lower = space$lower[free], upper = space$upper[free],

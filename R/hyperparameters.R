@@ -302,14 +302,15 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   # off from a better one (?estimation_control).
   whole <- mll_objective(xs, ys, ws, kernel$family, space$start, free, threads)
   starts <- space$starts[, free, drop = FALSE]
-  bar <- progress_estimation(sizes)
+  bar <- progress_estimation()
   for (s in seq_len(last)) {
     stage <- seq_len(sizes[s])
     objective <- mll_objective(xs[stage, , drop = FALSE],
                                if (is.matrix(ys)) ys[stage, , drop = FALSE] else ys[stage],
                                ws[stage],
                                kernel$family, space$start, free, threads)
-    objective <- progress_stage(bar, s, objective)
+    objective <- progress_stage(bar, sprintf("stage %d/%d on %d points", s, last, sizes[s]),
+                                objective)
     if (length(free) > 0L) {
       # Smaller stages cost (m / size)^3 less per evaluation: they get
       # (m / size)^2 times the final stage's iterations, and a looser
@@ -374,7 +375,8 @@ estimate_hyperparameters <- function(x, y, kernel, noise, control, threads,
   # leaves nothing to approximate.
   if (method == "vecchia") {
     if (n > m && !is_tanimoto(kernel) && control$neighbours > 0L) {
-      vecchia <- estimate_vecchia(x, y, weights, kernel$family, theta, box, control, threads)
+      vecchia <- estimate_vecchia(x, y, weights, kernel$family, theta, box, control, threads,
+                                  bar)
       theta <- vecchia$theta
     } else {
       method <- "subset"

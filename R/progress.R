@@ -63,28 +63,27 @@ progress_solver <- function(label, total, tolerance = NULL, .envir = parent.fram
 
 format_residual <- function(r) if (is.finite(r)) format(signif(r, 3)) else "--"
 
-# The bar of hyperparameter estimation on subsets of `sizes` points, one
-# stage each, or NULL; progress_stage() moves it on.
-progress_estimation <- function(sizes, .envir = parent.frame()) {
+# The bar of hyperparameter estimation, or NULL; progress_stage() moves it
+# on from stage to stage.
+progress_estimation <- function(.envir = parent.frame()) {
   if (!sddgp_progress()) return(NULL)
   id <- cli::cli_progress_bar(
     total = NA, extra = list(stage = ""),
     format = paste("Estimating hyperparameters {cli::pb_spin} {cli::pb_extra$stage}",
                    "| {cli::pb_current} likelihood evaluations | {cli::pb_elapsed}"),
     .envir = .envir)
-  list(id = id, sizes = sizes, envir = .envir)
+  list(id = id, envir = .envir)
 }
 
-# Stage `s` of the estimation `bar` starts: the bar says so, and counts the
-# evaluations of `objective` (mll_objective()), which is returned.
-progress_stage <- function(bar, s, objective) {
+# The estimation `bar`'s stage `label` starts: the bar says so, and counts
+# the evaluations of `objective` (mll_objective()), which is returned.
+progress_stage <- function(bar, label, objective) {
   if (is.null(bar)) return(objective)
   update <- function(...) {
     tryCatch(cli::cli_progress_update(id = bar$id, ..., .envir = bar$envir),
              error = function(e) NULL)
   }
-  update(inc = 0, extra = list(stage = sprintf(
-    "stage %d/%d on %d points", s, length(bar$sizes), bar$sizes[[s]])))
+  update(inc = 0, extra = list(stage = label))
   fn <- objective$fn
   objective$fn <- function(par) {
     update()

@@ -15,9 +15,10 @@
 #' threads.
 #'
 #' @section Busy machines:
-#' The iterative solvers time their steps and, when other jobs compete for
-#' the cores, run on fewer threads than asked for (trying more again now and
-#' then), because threads waiting at the end of each parallel step would
+#' The iterative solvers, and the Vecchia stage of hyperparameter
+#' estimation ([estimation_control()]), time their steps and, when other
+#' jobs compete for the cores, run on fewer threads than asked for (trying
+#' more again now and then), because threads waiting at the end of each parallel step would
 #' otherwise take CPU time from the working ones. Setting the environment
 #' variable `OMP_WAIT_POLICY=passive` before R starts (in `~/.Renviron`, or
 #' the job script) makes waiting threads sleep instead of spin, which helps

@@ -106,7 +106,8 @@ static void block_sweep(const cabcd_problem *pr, const int *blk, int k,
 {
   const int n = pr->n, nch = (n + CABCD_ROW_CHUNK - 1) / CABCD_ROW_CHUNK;
   const int stride = k + k * k;
-  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) if (nch > 1)
+  #pragma omp parallel for num_threads(threads_team(nthreads)) schedule(static) \
+      if (nch > 1 && (double)n * stride > PARALLEL_MIN_WORK)
   for (int ch = 0; ch < nch; ch++) {
     const int i0 = ch * CABCD_ROW_CHUNK, i1 = min_int(n, i0 + CABCD_ROW_CHUNK);
     double *ps = partial + (size_t)ch * stride;

@@ -140,10 +140,11 @@ points glue_points(SEXP x, const char *what)
 int glue_threads(SEXP threads)
 {
   /* Every .Call that runs threads starts here: a governed run that an
-   * error left active ends now. */
+   * error left active ends now (a stage's goes on, and its regions take
+   * their teams from it). */
   threads_release();
   const int nth = Rf_asInteger(threads);
-  return threads_team(nth == NA_INTEGER ? 1 : nth);
+  return threads_limit(nth == NA_INTEGER ? 1 : nth);
 }
 
 uint64_t glue_seed(SEXP seed)

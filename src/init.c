@@ -29,6 +29,7 @@ SEXP C_mll_vecchia(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_kmeans(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_svgp_fit(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_openmp_info(void);
+SEXP C_threads_stage(SEXP);
 SEXP C_recombine(SEXP, SEXP, SEXP, SEXP);
 SEXP C_cabcd_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_glue_codes(void);
@@ -63,6 +64,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_kmeans, 5),
   CALLDEF(C_svgp_fit, 7),
   CALLDEF(C_openmp_info, 0),
+  CALLDEF(C_threads_stage, 1),
   CALLDEF(C_recombine, 4),
   CALLDEF(C_cabcd_solve, 9),
   CALLDEF(C_glue_codes, 0),

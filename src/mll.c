@@ -112,7 +112,8 @@ static mll_status trace_gradient(const kernel *k, const points *x,
   for (int j0 = 0; j0 < m; j0 += MLL_CHUNK) {
     const int j1 = min_int(m, j0 + MLL_CHUNK);
     if (solver_poll(callback, ctx, j0)) return MLL_STOPPED;
-    #pragma omp parallel num_threads(threads_team(nthreads))
+    #pragma omp parallel num_threads(threads_team(nthreads)) \
+        if ((double)(j1 - j0) * (m - j0) * stride > PARALLEL_MIN_WORK)
     {
       double *r2 = scratch + 3 * (size_t)MLL_TILE * omp_get_thread_num();
       /* Columns shrink with j, hence dynamic scheduling; each column is

@@ -48,6 +48,7 @@ int threads_forked(void) { return forked; }
  * process; a run left active by an error is released at the next entry). */
 static struct {
   int active;
+  int stage;        /* 1 while a stage's run: threads_release() keeps it */
   int max, cap;     /* most threads asked for; the team size in use */
   int alt, trial;   /* the team size on trial, and whether it runs now */
   int judge;        /* 1 in the window after a trial, which judges it */
@@ -61,16 +62,20 @@ static struct {
   double trial_rate; /* steps per second of the last trial window */
 } gov;
 
-int threads_team(int requested)
+int threads_limit(int requested)
 {
   int n = requested;
   if (n > omp_get_thread_limit()) n = omp_get_thread_limit();
   if (forked) n = 1;
-  if (gov.active) {
-    const int allowed = gov.trial ? gov.alt : gov.cap;
-    if (n > allowed) n = allowed;
-  }
   return n < 1 ? 1 : n;
+}
+
+int threads_team(int requested)
+{
+  const int n = threads_limit(requested);
+  if (!gov.active) return n;
+  const int allowed = gov.trial ? gov.alt : gov.cap;
+  return n > allowed ? allowed : n;
 }
 
 /* What the last governed run that judged a trial settled on, and when its
@@ -86,6 +91,7 @@ static struct {
 void threads_govern(int max, double now)
 {
   gov.active = max > 1;
+  gov.stage = 0;
   gov.max = gov.cap = max;
   if (learned.cap > 0 && learned.cap < max && now >= learned.at &&
       now - learned.at < GOVERN_MEMORY)
@@ -99,8 +105,23 @@ void threads_govern(int max, double now)
   gov.rate = 0.0;
 }
 
+void threads_govern_stage(int max, double now)
+{
+  threads_govern(max, now);
+  gov.stage = gov.active;
+}
+
+int threads_staged(void) { return gov.stage; }
+
+void threads_end_stage(void)
+{
+  gov.stage = 0;
+  threads_release();
+}
+
 void threads_release(void)
 {
+  if (gov.stage) return;
   if (gov.active && gov.judged) {
     learned.cap = gov.cap;
     learned.at = gov.last;

@@ -14,7 +14,8 @@
  *   working threads need: two threads can run several times slower than
  *   one.  Iterative solvers therefore run under a governor that times their
  *   steps on the current team size and, now and then, on half or twice as
- *   many threads, and keeps the faster. */
+ *   many threads, and keeps the faster; so does a stage of many short
+ *   calls (Vecchia's likelihood under L-BFGS-B), as one run. */
 #ifndef SDDGP_THREADS_H
 #define SDDGP_THREADS_H
 
@@ -27,9 +28,13 @@ void threads_init(void);
 /* 1 in a process forked after threads_init(), else 0. */
 int threads_forked(void);
 
-/* The team size for a region asked to run on `requested` threads: at most
- * OpenMP's thread limit, one in a forked child, at most the governor's
- * choice while a governed run is under way, and at least one. */
+/* The most threads a .Call asked for `requested` may use: at most OpenMP's
+ * thread limit, one in a forked child, and at least one. */
+int threads_limit(int requested);
+
+/* The team size for a region asked to run on `requested` threads:
+ * threads_limit(), and at most the governor's choice while a governed run
+ * is under way. */
 int threads_team(int requested);
 
 /* Starts governing a run on up to `max` threads at time `now` (seconds);
@@ -41,7 +46,19 @@ void threads_govern(int max, double now);
  * their time is left out of the comparison. */
 void threads_tick(int regular, double now);
 
-/* Ends the governed run (idempotent): teams are again what was asked. */
+/* Ends the governed run (idempotent): teams are again what was asked.
+ * A stage (below) is left running. */
 void threads_release(void);
+
+/* A governed run that outlives the call that starts it, for an R-level
+ * stage of many short calls whose parallel work polls the callback at
+ * regular steps (Vecchia's likelihood under L-BFGS-B): one call is too
+ * short to judge a trial, the stage is not.  threads_govern() replaces it;
+ * threads_end_stage() ends it. */
+void threads_govern_stage(int max, double now);
+void threads_end_stage(void);
+
+/* 1 while a stage's run is under way. */
+int threads_staged(void);
 
 #endif

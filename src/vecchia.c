@@ -384,24 +384,28 @@ solver_status vecchia_mll(const vecchia *P, const kernel *k, const points *x,
                           double *grad)
 {
   const int n = P->n, m = P->m, d = x->d, width = d + 3;
-  const int team = threads_team(nthreads);
+  const int most = threads_limit(nthreads);
   const size_t per_thread = (size_t)(m + 1) * d + 2 * (size_t)(m + 1) * (m + 1) +
                             2 * (size_t)m;
   double *terms, *scratch;
   workspace ws;
   workspace_init(&ws);
   WORKSPACE_ADD(&ws, terms, (size_t)n * width, 0);
-  WORKSPACE_ADD(&ws, scratch, per_thread * team, 0);
+  WORKSPACE_ADD(&ws, scratch, per_thread * most, 0);
   solver_status status = SOLVER_NO_MEMORY;
   if (workspace_alloc(&ws)) goto done;
   status = SOLVER_MAX_ITER;
-  for (int i0 = 0; i0 < n; i0 += VECCHIA_SLAB) {
-    if (solver_poll(callback, ctx, 0)) {
+  /* Slabs are steps of equal work: polled with their count, they are what
+   * a governed stage times (the first poll, 0, leaves out the time since
+   * the last call).  The team is asked for again at every slab. */
+  for (int slab = 0, i0 = 0;; slab++, i0 += VECCHIA_SLAB) {
+    if (solver_poll(callback, ctx, slab)) {
       status = SOLVER_STOPPED;
       goto done;
     }
+    if (i0 >= n) break;
     const int i1 = i0 + VECCHIA_SLAB < n ? i0 + VECCHIA_SLAB : n;
-    #pragma omp parallel num_threads(team) \
+    #pragma omp parallel num_threads(threads_team(nthreads)) \
         if ((double)(i1 - i0) * (m + 1) * (m + 1) * d > PARALLEL_MIN_WORK)
     {
       double *mine = scratch + per_thread * omp_get_thread_num();

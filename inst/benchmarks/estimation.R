@@ -31,7 +31,7 @@
 # - published: the paper's hyperparameters (uci_hyperparameters()).
 # - iterative: estimation_control(method = "iterative") with the default
 #   iterative_control(): the subset estimate, then Adam on all the points
-#   (since 2026-11-29 from the Vecchia stage's estimate).
+#   from it (not from Vecchia's estimate: ?estimation_control says why).
 #   Its last probes are the fit's samples.
 # - iterative_cold: the same without warm starts (warm_start = "none"), to
 #   measure what they save.

@@ -179,7 +179,8 @@ interrupt_fit <- function(n, d, control, args = list(), then = NULL,
     })
     small <- gp_sdd(x[1:50, ], y[1:50], kernel = matern(3/2, 0.3, 1), noise = 0.1,
                     solver = "cholesky", threads = 1)
-    c(res, list(after = sum(1:10), prediction = predict(small, x[1:2, ])))
+    c(res, list(after = sum(1:10), prediction = predict(small, x[1:2, ]),
+                staged = .Call(sddgp:::C_openmp_info)$staged))
   }, args = list(ready = ready, n = n, d = d, control = control, args = args,
                  then = then, signal_in = signal_in),
   libpath = .libPaths())
@@ -200,7 +201,8 @@ interrupt_fit <- function(n, d, control, args = list(), then = NULL,
 # Ctrl-C during a long fit: the fit stops within 3 s of the signal (a
 # fraction of a second on an idle machine) with the package's interrupt
 # condition and `message` (NULL: with R's own interrupt condition), and
-# the same R then fits and predicts as usual.
+# the same R then fits and predicts as usual, with no governed stage left
+# running.
 expect_prompt_interrupt <- function(n, d, control, message, args = list(),
                                     then = NULL, signal_in = NULL) {
   out <- interrupt_fit(n, d, control, args, then, signal_in)
@@ -213,6 +215,7 @@ expect_prompt_interrupt <- function(n, d, control, message, args = list(),
     expect_match(out$message, message)
   }
   expect_equal(out$after, 55L)
+  expect_false(out$staged)
   expect_length(out$prediction, 2)
   expect_true(all(is.finite(out$prediction)))
 }

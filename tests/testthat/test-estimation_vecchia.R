@@ -113,6 +113,27 @@ test_that("with every earlier point a neighbour, method 'vecchia' reaches the ex
   expect_gt(got - ref_mll(d$x, y, theta_of(sub$kernel, sub$noise)), 1)
 })
 
+test_that("the stage's evaluations run under one governed run that ends with it", {
+  d <- make_data(400, d = 2, seed = 34)
+  seen <- new.env()
+  staged <- function() .Call(sddgp:::C_openmp_info)$staged
+  suppressMessages(trace("vecchia_likelihood", where = asNamespace("sddgp"), print = FALSE,
+                         exit = bquote(assign("staged", c(.(seen)$staged, .(staged)()),
+                                               envir = .(seen)))))
+  on.exit(suppressMessages(untrace("vecchia_likelihood", where = asNamespace("sddgp"))))
+  estimate <- function(threads) {
+    seen$staged <- logical(0)
+    withr::with_seed(4, sddgp:::estimate_hyperparameters(
+      d$x, d$y, matern(3/2), NULL, estimation_control(method = "vecchia", subset_size = 100),
+      threads))
+    seen$staged
+  }
+  expect_identical(estimate(2L), c(TRUE, TRUE))
+  expect_false(staged())
+  # one thread is never governed
+  expect_identical(estimate(1L), c(FALSE, FALSE))
+})
+
 test_that("the fit records the stage, and print() and summary() report it", {
   d <- make_data(400, d = 2, seed = 34)
   fit <- withr::with_seed(4, gp_sdd(d$x, d$y, threads = 2, samples = 0,

@@ -33,7 +33,7 @@ test_that("sddgp_progress() follows the argument, then the option, then interact
 test_that("no bar is made when progress is off", {
   withr::local_options(sddgp.progress = FALSE)
   expect_null(progress_solver("SDD", 200))
-  expect_null(progress_estimation(100L))
+  expect_null(progress_estimation())
 })
 
 test_that("a failing redraw returns quietly instead of stopping the fit", {
@@ -58,6 +58,8 @@ test_that("the C loops, estimation and prediction show bars with steps, residual
     f <- fit("cabcd", cabcd_control(iterations = 50, tolerance = 0))
     gp_sdd(d$x[1:300, ], d$y[1:300], solver = "cholesky", estimation = estimation_control(
       subset_size = 300, pilot_size = 100, polish_iterations = 1))
+    gp_sdd(d$x, d$y, solver = "cholesky", estimation = estimation_control(
+      method = "vecchia", subset_size = 100, pilot_size = 100))
     invisible(predict(f, matrix(runif(4e4), ncol = 2), chunk_size = 500))
     gp_cv(d$x[1:300, ], d$y[1:300], folds = 3, kernel = ker, noise = 0.01)
     TRUE
@@ -67,6 +69,8 @@ test_that("the C loops, estimation and prediction show bars with steps, residual
   expect_match(res$text, "DSG .* [0-9]+/150 steps \\| residual")
   expect_match(res$text, "CaBCD .* [0-9]+/50 steps \\| residual")
   expect_match(res$text, "Estimating hyperparameters .*stage 3/3 on 300 points \\| [0-9]+ likelihood evaluations")
+  expect_match(res$text, paste("Estimating hyperparameters .*Vecchia's likelihood of all 1000",
+                                "points, round 2/2 \\| [0-9]+ likelihood evaluations"))
   expect_match(res$text, "Predicting")
   expect_match(res$text, "Cross-validating folds")
 })
@@ -100,15 +104,15 @@ test_that("the estimation bar names each stage and counts likelihood evaluations
   }, gr = function(par) 2 * par)
   withr::local_options(sddgp.progress = TRUE)
   values <- (function() {
-    bar <- progress_estimation(c(100L, 400L))
-    wrapped <- progress_stage(bar, 2L, objective)
+    bar <- progress_estimation()
+    wrapped <- progress_stage(bar, "stage 2/2 on 400 points", objective)
     c(wrapped$fn(c(1, 2)), wrapped$fn(3))
   })()
   expect_identical(values, c(5, 9))
   expect_identical(calls, 2L)
   withr::local_options(sddgp.progress = FALSE)
-  expect_null(progress_estimation(100L))
-  expect_identical(progress_stage(NULL, 1L, objective), objective)
+  expect_null(progress_estimation())
+  expect_identical(progress_stage(NULL, "stage 1/1 on 100 points", objective), objective)
 })
 
 test_that("hyperparameter estimation gives the same estimates with a bar", {

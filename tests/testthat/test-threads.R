@@ -39,10 +39,12 @@ test_that("the default follows parallelly::availableCores(), capped by the proce
 test_that("verbose output reports OpenMP", {
   expect_output(sddgp_threads(1, verbose = TRUE), "OpenMP: (yes|not compiled in); processors")
   info <- .Call(sddgp:::C_openmp_info)
-  expect_named(info, c("openmp", "processors", "max_threads", "thread_limit", "forked"))
+  expect_named(info, c("openmp", "processors", "max_threads", "thread_limit", "forked",
+                       "staged"))
   expect_true(is.logical(info$openmp))
   expect_gte(info$thread_limit, 1L)
   expect_false(info$forked)
+  expect_false(info$staged)
 })
 
 test_that("invalid thread counts give classed errors naming their source", {

@@ -4,7 +4,7 @@
  * of one thread and finishes a parallel kernel product with the parent's
  * bits; the governor, fed step times from a model machine on which one
  * team size is faster, settles on that size and spends little time on the
- * other. */
+ * other, within one call or across a stage of short calls. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,6 +81,33 @@ static double governed_share(int max, const double *seconds, double drift, int b
   return (double)on_best / steps;
 }
 
+/* A stage of `calls` calls of `slabs` regular steps each, timed as above,
+ * with a second between calls (R's optimiser: time the governor must
+ * leave out); each call starts as glue_threads() does, with
+ * threads_release(), and polls once before its first slab.  Returns the
+ * share of slabs run on `best` threads. */
+static double staged_share(int max, const double *seconds, int best, int calls,
+                           int slabs)
+{
+  double now = model_now + 3600.0;
+  int on_best = 0;
+  threads_govern_stage(max, now);
+  for (int c = 0; c < calls; c++) {
+    threads_release();
+    now += 1.0;
+    threads_tick(0, now);
+    for (int s = 0; s < slabs; s++) {
+      const int team = threads_team(max);
+      now += seconds[team - 1];
+      on_best += team == best;
+      threads_tick(1, now);
+    }
+  }
+  threads_end_stage();
+  model_now = now;
+  return (double)on_best / ((double)calls * slabs);
+}
+
 static void check_governor(void)
 {
   /* Idle: 2 threads twice as fast.  Busy (another job on the cores):
@@ -119,6 +146,18 @@ static void check_governor(void)
   threads_govern(1, 0.0);
   CHECK(threads_team(1) == 1, "a run on one thread is not governed");
   threads_release();
+  /* A stage of calls too short to judge a trial each (15 steps, under one
+   * window) finds the faster team size across them, and the next run soon
+   * after starts from it. */
+  const double stage_idle = staged_share(2, idle, 2, 400, 15);
+  const double stage_busy = staged_share(2, busy, 1, 400, 15);
+  CHECK(stage_idle > 0.9, "stage, idle: %.3f of the slabs on 2 threads", stage_idle);
+  CHECK(stage_busy > 0.9, "stage, busy: %.3f of the slabs on 1 thread", stage_busy);
+  threads_govern(2, model_now + 1.0);
+  CHECK(threads_team(2) == 1, "soon after a busy stage: one thread from the start");
+  threads_release();
+  CHECK(threads_team(2) == (omp_get_thread_limit() < 2 ? 1 : 2),
+        "after the stage's end, the teams are as asked");
 }
 
 void test_threads(void)

@@ -48,6 +48,14 @@ estimate_vecchia <- function(x, y, weights, family, theta, space, control, threa
     evaluations <- c(evaluations, objective$count())
     messages <- c(messages, if (opt$convergence == 0L) "converged" else stage_message(opt))
   }
+  # The last round's optimum is the estimate: one cut short says so.
+  if (opt$convergence == 1L) {
+    sddgp_warn(sprintf(paste(
+      "Hyperparameter estimation by Vecchia's likelihood of all %d points stopped at",
+      "its limit of %d L-BFGS-B iterations before converging: raise `max_iterations`",
+      "in estimation_control()."), nrow(x), control$max_iterations),
+      class = c("sddgp_warning_estimation_not_converged", "sddgp_warning_not_converged"))
+  }
   list(theta = theta,
        record = list(neighbours = control$neighbours, rounds = vecchia_rounds,
                      evaluations = evaluations, log_likelihood = log_likelihood,

@@ -172,7 +172,9 @@
 #' @param pilot_size Number of points of the first stage; at least
 #'   `subset_size` optimises on the whole subset only, up to
 #'   `max_iterations` iterations.
-#' @param max_iterations Maximum number of L-BFGS-B iterations of the pilot.
+#' @param max_iterations Maximum number of L-BFGS-B iterations of the pilot,
+#'   and of each round of the Vecchia stage (whose last round warns, with
+#'   class `sddgp_warning_estimation_not_converged`, when it reaches them).
 #' @param polish_iterations Maximum number of L-BFGS-B iterations on the
 #'   whole subset (each costs one or more evaluations).
 #' @param tolerance L-BFGS-B stops a stage when an iteration reduces the

@@ -139,6 +139,21 @@ test_that("the stage runs as one governed run that ends with it, with the same b
   expect_identical(one[-1], two[-1])
 })
 
+test_that("a stage cut short by its iteration limit warns", {
+  d <- make_data(400, d = 2, seed = 34)
+  estimate <- function(iterations) {
+    withr::with_seed(4, sddgp:::estimate_hyperparameters(
+      d$x, d$y, matern(3/2), NULL,
+      estimation_control(method = "vecchia", subset_size = 100, max_iterations = iterations),
+      1L))
+  }
+  expect_warning(est <- estimate(1L), class = "sddgp_warning_estimation_not_converged",
+                 regexp = "limit of 1 L-BFGS-B iterations")
+  expect_match(est$estimation$vecchia$message, "iteration limit reached$")
+  expect_no_warning(est <- estimate(100L))
+  expect_match(est$estimation$vecchia$message, "^converged; converged$")
+})
+
 test_that("the fit records the stage, and print() and summary() report it", {
   d <- make_data(400, d = 2, seed = 34)
   fit <- withr::with_seed(4, gp_sdd(d$x, d$y, threads = 2, samples = 0,

@@ -79,9 +79,9 @@
 #' subset's 26 s and reached noise 0.020, with length scales near the
 #' paper's: test RMSE 0.521 and NLL 0.647 against the subset estimate's
 #' 0.528 and 1.457 and the paper's hyperparameters' 0.522 and 0.679
-#' (`inst/benchmarks/estimation.R`; on the 21 splits of pol, elevators,
-#' bike, protein and keggdirected run so far with both, its test NLL was
-#' below the subset estimate's on every one). The approximation is not the exact likelihood, and where the
+#' (`inst/benchmarks/estimation.R`; on the 25 splits of pol, elevators,
+#' bike, protein and keggdirected, its test NLL was below the subset
+#' estimate's on every one). The approximation is not the exact likelihood, and where the
 #' data are smooth and the noise small it can be far from it: on the
 #' 6000-point low-noise example of `inst/benchmarks/default_fit.R` the
 #' exact ascent started from Vecchia's estimate gained 1497 nats of exact

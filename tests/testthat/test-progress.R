@@ -50,27 +50,29 @@ test_that("the C loops, estimation and prediction show bars with steps, residual
       gp_sdd(d$x[1:n, ], d$y[1:n], kernel = ker, noise = 0.01, solver = solver,
              control = control)
     }
+    # Each loop runs for half a second or more on an idle machine: the C
+    # loops call back at most every 0.1 s, so a shorter run shows no bar.
     suppressWarnings({ # not converged
-      fit("sdd", sdd_control(iterations = 300, tolerance = 1e-9, cache = "never"))
-      fit("sgd", sgd_control(iterations = 200, tolerance = 0, cache = "never"))
+      fit("sdd", sdd_control(iterations = 3000, tolerance = 1e-9, cache = "never"))
+      fit("sgd", sgd_control(iterations = 1000, tolerance = 0, cache = "never"))
     })
-    fit("dsg", dsg_control(iterations = 150), n = 300)
-    f <- fit("cabcd", cabcd_control(iterations = 50, tolerance = 0))
+    fit("dsg", dsg_control(iterations = 300), n = 300)
+    f <- fit("cabcd", cabcd_control(iterations = 100, tolerance = 0))
     gp_sdd(d$x[1:300, ], d$y[1:300], solver = "cholesky", estimation = estimation_control(
       subset_size = 300, pilot_size = 100, polish_iterations = 1))
     gp_sdd(d$x, d$y, solver = "cholesky", estimation = estimation_control(
       method = "vecchia", subset_size = 100, pilot_size = 100))
     invisible(predict(f, matrix(runif(4e4), ncol = 2), chunk_size = 500))
-    gp_cv(d$x[1:300, ], d$y[1:300], folds = 3, kernel = ker, noise = 0.01)
+    gp_cv(d$x, d$y, folds = 5, kernel = ker, noise = 0.01)
     TRUE
   })
-  expect_match(res$text, "SDD .* [0-9]+/300 steps \\| residual [0-9.e-]+ \\(tolerance 1e-09\\) \\| ETA")
-  expect_match(res$text, "SGD .* [0-9]+/200 steps \\| residual [0-9.e-]+ \\| ETA")
-  expect_match(res$text, "DSG .* [0-9]+/150 steps \\| residual")
-  expect_match(res$text, "CaBCD .* [0-9]+/50 steps \\| residual")
+  expect_match(res$text, "SDD .* [0-9]+/3000 steps \\| residual [0-9.e-]+ \\(tolerance 1e-09\\) \\| ETA")
+  expect_match(res$text, "SGD .* [0-9]+/1000 steps \\| residual [0-9.e-]+ \\| ETA")
+  expect_match(res$text, "DSG .* [0-9]+/300 steps \\| residual")
+  expect_match(res$text, "CaBCD .* [0-9]+/100 steps \\| residual")
   expect_match(res$text, "Estimating hyperparameters .*stage 3/3 on 300 points \\| [0-9]+ likelihood evaluations")
   expect_match(res$text, paste("Estimating hyperparameters .*Vecchia's likelihood of all 1000",
-                                "points, round 2/2 \\| [0-9]+ likelihood evaluations"))
+                                "points, round [12]/2 \\| [0-9]+ likelihood evaluations"))
   expect_match(res$text, "Predicting")
   expect_match(res$text, "Cross-validating folds")
 })

@@ -106,3 +106,13 @@ stamp <- function(row) {
         sddgp = as.character(utils::packageVersion("sddgp")),
         machine = machine_description())
 }
+
+# Split `split` of a UCI data set's training points, standardised as
+# gp_sdd() does, with the paper's hyperparameters: list(x, y, hp).
+uci_standardized <- function(dataset, split, path) {
+  data <- read_uci(dataset, split = split, path = path)
+  sc <- sddgp:::standardization(data$x_train, data$y_train, TRUE)
+  list(x = sddgp:::standardize_inputs(data$x_train, sc),
+       y = sddgp:::standardize_targets(data$y_train, sc),
+       hp = uci_hyperparameters(dataset, split = split))
+}

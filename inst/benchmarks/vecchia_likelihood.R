@@ -41,11 +41,10 @@ likelihoods <- function(x, y, kernel, noise, m) {
 }
 
 for (dataset in datasets) for (m in neighbours) {
-  data <- read_uci(dataset, split = 0, path = data_dir)
-  hp <- uci_hyperparameters(dataset, split = 0)
-  sc <- sddgp:::standardization(data$x_train, data$y_train, TRUE)
-  x <- sddgp:::standardize_inputs(data$x_train, sc)
-  y <- sddgp:::standardize_targets(data$y_train, sc)
+  data <- uci_standardized(dataset, 0, data_dir)
+  x <- data$x
+  y <- data$y
+  hp <- data$hp
   all <- likelihoods(x, y, hp$kernel, hp$noise, m)
   seconds <- stats::median(vapply(seq_len(rounds), function(r) {
     system.time(all$evaluate())[["elapsed"]]

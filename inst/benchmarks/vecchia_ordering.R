@@ -54,12 +54,11 @@ earlier_neighbours <- function(xs, order, m) {
 }
 
 for (dataset in datasets) {
-  data <- read_uci(dataset, split = 0, path = data_dir)
-  hp <- uci_hyperparameters(dataset, split = 0)
-  sc <- sddgp:::standardization(data$x_train, data$y_train, TRUE)
-  first <- seq_len(min(points, nrow(data$x_train)))
-  x <- sddgp:::standardize_inputs(data$x_train, sc)[first, , drop = FALSE]
-  y <- sddgp:::standardize_targets(data$y_train, sc)[first]
+  data <- uci_standardized(dataset, 0, data_dir)
+  hp <- data$hp
+  first <- seq_len(min(points, nrow(data$x)))
+  x <- data$x[first, , drop = FALSE]
+  y <- data$y[first]
   xs <- sddgp:::scale_inputs(x, hp$kernel)
   spec <- sddgp:::kernel_spec(hp$kernel)
   exact <- .Call(sddgp:::C_mll, xs, y, spec, hp$noise, NULL, FALSE, threads)$value

@@ -238,14 +238,15 @@ test_that("chunk_size does not change the result", {
 test_that("Ctrl-C stops a long prediction promptly and leaves R usable", {
   skip_on_cran()
   skip_if_not_installed("callr")
-  # 200000 predictions from 20000 training points are 4e9 kernel values, in
-  # chunks of 4096 rows that each take about a second; the product answers
-  # Ctrl-C between slabs of rows.  (A fit of 200000 points would spend
-  # minutes on its fitted values.)
+  # 1e6 predictions from 20000 training points are 2e10 kernel values,
+  # several seconds even on an idle machine (4e9 finished within the 2 s
+  # the helper waits before Ctrl-C); the product answers Ctrl-C between
+  # slabs of rows.  (A fit of that many points would spend minutes on its
+  # fitted values.)
   expect_prompt_interrupt(20000, 2, sdd_control(tolerance = 0, iterations = 1, step_size = 1,
                                                  cache = "never"),
                           message = NULL,
-                          then = function(fit, x) predict(fit, x[rep(1:20000, 10), ]))
+                          then = function(fit, x) predict(fit, x[rep(1:20000, 50), ]))
 })
 
 test_that("bad newdata gives classed errors naming newdata", {

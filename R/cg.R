@@ -17,8 +17,10 @@
 #' itself by Vecchia's sparse inverse Cholesky factor (Katzfuss and
 #' Guinness 2021): in a fixed pseudo-random order, each observation is
 #' conditioned on its `neighbours` nearest earlier points (in the inputs
-#' divided by the length scales), which costs an exhaustive search of
-#' \eqn{n^2/2}{n^2/2} distances and \eqn{n}{n} factorisations of at most
+#' divided by the length scales), found with k-d trees (or, where the
+#' inputs have so many effective dimensions that a tree would read most of
+#' its points, by an exhaustive search of up to \eqn{n^2/2}{n^2/2} distances),
+#' then \eqn{n}{n} factorisations of at most
 #' `neighbours` x `neighbours` blocks, and \eqn{O(n \cdot \mathrm{neighbours})}{O(n * neighbours)}
 #' per iteration and column. Where the noise is small and the kernel's
 #' spectrum decays slowly (many inputs, short length scales), a low-rank

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "vecchia.h"
+#include "neighbours.h"
 #include "rng.h"
 #include "threads.h"
 
@@ -33,52 +34,6 @@ static void random_order(int n, keyed *buf, int *order)
   }
   qsort(buf, (size_t)n, sizeof *buf, by_key);
   for (int i = 0; i < n; i++) order[i] = buf[i].index;
-}
-
-/* Whether candidate (d1, i1) is farther than (d2, i2): ties go to the
- * larger position, so the choice never depends on the scan. */
-static int farther(double d1, int i1, double d2, int i2)
-{
-  return d1 > d2 || (d1 == d2 && i1 > i2);
-}
-
-/* Restores the max-heap (by `farther`) of k candidates below slot s. */
-static void sift_down(double *dist, int *pos, int k, int s)
-{
-  for (;;) {
-    int top = s;
-    const int l = 2 * s + 1, r = l + 1;
-    if (l < k && farther(dist[l], pos[l], dist[top], pos[top])) top = l;
-    if (r < k && farther(dist[r], pos[r], dist[top], pos[top])) top = r;
-    if (top == s) return;
-    const double d = dist[s];
-    const int p = pos[s];
-    dist[s] = dist[top];
-    pos[s] = pos[top];
-    dist[top] = d;
-    pos[top] = p;
-    s = top;
-  }
-}
-
-/* The k = min(m, t) positions among 0..t-1 nearest to position t, by the
- * squared distances r2[0..t-1], into pos (heap order). */
-static int nearest(const double *r2, int t, int m, double *dist, int *pos)
-{
-  const int k = t < m ? t : m;
-  for (int j = 0; j < k; j++) {
-    dist[j] = r2[j];
-    pos[j] = j;
-  }
-  for (int s = k / 2 - 1; s >= 0; s--) sift_down(dist, pos, k, s);
-  for (int j = k; j < t; j++) {
-    if (farther(dist[0], pos[0], r2[j], j)) {
-      dist[0] = r2[j];
-      pos[0] = j;
-      sift_down(dist, pos, k, 0);
-    }
-  }
-  return k;
 }
 
 /* In-place Cholesky factor A = L L' of the leading k x k block of A
@@ -164,20 +119,19 @@ static double condition(const kernel *k, const double *sub, int kn, int d,
   return v >= noise_t ? v : noise_t;
 }
 
-/* Point order[t]'s column of U, from the points in order (xp) and the
- * per-thread scratch: r2 (n), dist and pos (m), sub ((m + 1) d), G
- * ((m + 1)^2). */
+/* Point order[t]'s column of U, from the points in order (xp), their
+ * trees T and the per-thread scratch: r2 (n), q (d), dist and pos
+ * (m), sub ((m + 1) d), G ((m + 1)^2). */
 static void condition_point(vecchia *P, const kernel *k, const points *xp,
-                            const int *order, const double *noise, int t,
-                            double *r2, double *dist, int *pos, double *sub,
-                            double *G)
+                            const nn_tree *T, const int *order,
+                            const double *noise, int t, double *r2, double *q,
+                            double *dist, int *pos, double *sub, double *G)
 {
   const int me = order[t], m = P->m;
   int *nb = P->nb + (size_t)me * m;
   int kn = 0;
   if (t > 0) {
-    block_sq_dist(xp, t, xp, 0, t, r2);
-    kn = nearest(r2, t, m, dist, pos);
+    kn = nn_search(T, t, m, dist, pos, r2, q);
     for (int a = 0; a < kn; a++) nb[a] = order[pos[a]];
     gather(xp, pos, kn, t, sub);
   }
@@ -235,7 +189,7 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
   int *order = P->order, *pos, *cursor;
   keyed *keys;
   double *xbuf, *scratch;
-  const size_t per_thread = (size_t)n + m + (size_t)(m + 1) * d +
+  const size_t per_thread = (size_t)n + d + m + (size_t)(m + 1) * d +
                             (size_t)(m + 1) * (m + 1);
   workspace build;
   workspace_init(&build);
@@ -244,11 +198,15 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
   WORKSPACE_ADD(&build, scratch, per_thread * team, 0);
   WORKSPACE_ADD(&build, pos, (size_t)m * team, 0);
   WORKSPACE_ADD(&build, cursor, n, 0);
+  points xp = {NULL, n, d, NULL, NULL};
+  nn_tree T;
+  nn_register(&T, &build, &xp, m);
   solver_status status = SOLVER_NO_MEMORY;
   if (workspace_alloc(&build)) goto done;
 
   random_order(n, keys, order);
-  const points xp = points_rows(K->x2, order, 0, n, xbuf);
+  xp = points_rows(K->x2, order, 0, n, xbuf);
+  nn_build(&T);
   status = SOLVER_MAX_ITER;
   for (int t0 = 0; t0 < n; t0 += VECCHIA_SLAB) {
     if (solver_poll(callback, ctx, 0)) {
@@ -256,19 +214,19 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
       goto done;
     }
     const int t1 = t0 + VECCHIA_SLAB < n ? t0 + VECCHIA_SLAB : n;
-    /* Later points search more earlier ones, hence dynamic scheduling;
-     * each point's column is one thread's, so the bits never depend on
-     * the schedule. */
+    /* Searches differ in length, hence dynamic scheduling; each point's
+     * column is one thread's, so the bits never depend on the schedule. */
     #pragma omp parallel num_threads(team) \
-        if ((double)t1 * (t1 - t0) * d > PARALLEL_MIN_WORK)
+        if ((double)(t1 - t0) * (m + 1) * (m + 1) * d > PARALLEL_MIN_WORK)
     {
       const int me = omp_get_thread_num();
-      double *r2 = scratch + per_thread * me, *dist = r2 + n;
+      double *r2 = scratch + per_thread * me, *q = r2 + n, *dist = q + d;
       double *sub = dist + m, *G = sub + (size_t)(m + 1) * d;
       int *mpos = pos + (size_t)m * me;
       #pragma omp for schedule(dynamic, 16)
       for (int t = t0; t < t1; t++)
-        condition_point(P, K->k, &xp, order, noise, t, r2, dist, mpos, sub, G);
+        condition_point(P, K->k, &xp, &T, order, noise, t, r2, q, dist, mpos,
+                        sub, G);
     }
   }
   transpose(P, cursor);

@@ -10,9 +10,9 @@
  * g = H[N, t], b = G^-1 g and v = H[t, t] - g'b (the conditional variance,
  * never below noise_t), U has 1/sqrt(v) at (t, t) and -b/sqrt(v) at
  * (N(t), t), and H^-1 is approximated by U U'.  The exact factor when m
- * reaches n - 1.  Building U costs n^2/2 distances (an exhaustive search)
- * and n small factorisations of at most m^3/3 flops; applying it, 4 n m
- * flops a column.  Stationary kernels only (distances in the inputs). */
+ * reaches n - 1.  Building U costs a search of a k-d tree for each point's
+ * neighbours (neighbours.h) and n small factorisations of at most m^3/3
+ * flops; applying it, 4 n m flops a column.  Stationary kernels only (distances in the inputs). */
 #ifndef SDDGP_VECCHIA_H
 #define SDDGP_VECCHIA_H
 

@@ -429,6 +429,28 @@ test_that("the Vecchia factor conditions each point on its nearest earlier point
   expect_lt(e[4], 1e-8)
 })
 
+test_that("the Vecchia factor's neighbours are an exhaustive search's, ties included", {
+  # Enough points for a k-d tree of many levels; on a grid of 6^3 every
+  # point is repeated about 12 times and distances tie everywhere.
+  n <- 2600
+  inputs <- withr::with_seed(125, list(
+    grid = matrix(as.numeric(sample(0:5, 3 * n, replace = TRUE)), n),
+    continuous = matrix(runif(2 * n), n)))
+  for (xs in inputs) {
+    f <- .Call(sddgp:::C_vecchia_factor, xs, sddgp:::kernel_spec(matern(3/2, 1, 1)),
+               rep(0.1, n), 12L, 2L)
+    expected <- matrix(NA_integer_, 12, n)
+    for (t in 2:n) {
+      i <- f$order[t]
+      earlier <- f$order[seq_len(t - 1L)]
+      d2 <- colSums((t(xs[earlier, , drop = FALSE]) - xs[i, ])^2)
+      # Nearest first, ties to the earlier position.
+      expected[seq_len(min(12L, t - 1L)), i] <- earlier[order(d2, seq_along(d2))[seq_len(min(12L, t - 1L))]]
+    }
+    expect_identical(f$neighbours, expected)
+  }
+})
+
 test_that("with n - 1 neighbours the Vecchia preconditioner is the exact inverse", {
   d <- make_data(80, 2, seed = 122)
   ker <- matern(5/2, c(0.2, 0.4), 1)

@@ -1170,6 +1170,7 @@ int main(int argc, char **argv)
   test_threads();
   test_solver();
   test_mll();
+  test_neighbours();
   test_vecchia_mll();
   test_tanimoto();
   section(NULL);

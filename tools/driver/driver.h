@@ -87,6 +87,7 @@ void test_dsg(void);   /* test_dsg.c: doubly stochastic gradients */
 void test_threads(void); /* test_threads.c: the thread policy */
 void test_solver(void);  /* test_solver.c: workspace allocator, end of a step */
 void test_mll(void);
+void test_neighbours(void); /* test_neighbours.c: nearest earlier points */
 void test_vecchia_mll(void);     /* test_mll.c: pathwise gradient of the marginal likelihood */
 void test_shard(void);   /* test_shard.c: the sharded kernel operator of MPI solves */
 

@@ -1,0 +1,74 @@
+/* Each point's nearest earlier points, as Vecchia's approximation needs
+ * them (vecchia.h): for the points in a fixed order, the k = min(m, t)
+ * points among positions 0..t-1 nearest to position t, by the squared
+ * distances of block_sq_dist() (the same bits), ties to the earlier
+ * position, listed nearest first.  Exactly the neighbours an exhaustive
+ * search of n^2/2 distances finds.
+ *
+ * The search runs down a k-d tree with a bounding box at every node
+ * (Friedman, Bentley and Finkel 1977, "An algorithm for finding best
+ * matches in logarithmic expected time", ACM Transactions on Mathematical
+ * Software 3(3)).  Trees of the first 64, 128, 256, ... positions (the
+ * last of all n): position t searches the smallest that holds every
+ * earlier position, in which at least half the points are earlier, so a
+ * search reads about as many points at t = 100 as at t = n.  A node knows
+ * the earliest position below it and a leaf keeps its points in the order
+ * of position, so neither a subtree of later points nor a leaf's later
+ * points are read.  Built in O(n log n) time and O(n d) memory; a search
+ * reads a few leaves where the points have few effective dimensions.
+ * Where they have many it would read much of its tree, and pilot searches
+ * send every search of such a tree to the exhaustive search instead. */
+#ifndef SDDGP_NEIGHBOURS_H
+#define SDDGP_NEIGHBOURS_H
+
+#include "block.h"
+#include "workspace.h"
+
+/* Points a leaf, at most. */
+#define NN_LEAF 32
+
+/* Positions in the smallest tree. */
+#define NN_FIRST_TREE 64
+
+/* More trees than any n needs (n < 2^31). */
+#define NN_TREES 32
+
+typedef struct {
+  int lo, hi;   /* its points, slots lo..hi-1, in the order of position */
+  int child;    /* the first of its two children, the second is child + 1;
+                 * -1 for a leaf */
+  int earliest; /* the earliest position below it */
+} nn_node;
+
+typedef struct {
+  const points *x; /* the points, in the given order */
+  int trees;       /* tree j holds positions 0 .. size[j] - 1 */
+  int size[NN_TREES], root[NN_TREES];
+  int *pos;        /* the position of slot j (every tree's, one after
+                    * another, each leaf's contiguous) */
+  nn_node *node;
+  double *box;     /* node's box: lower corner at box[2 d node], upper d on */
+  int nodes;
+  double *coords;  /* each leaf's points: slots lo..hi-1 at coords + lo d,
+                    * column-major with leading dimension hi - lo */
+  int exhaustive[NN_TREES]; /* searches read all earlier points instead */
+  int m;           /* neighbours a point */
+  double *pilot;   /* scratch of the build's pilot searches */
+  int *pilot_pos;
+} nn_tree;
+
+/* Registers the trees' memory for m neighbours of the n points x in ws (to
+ * be allocated by the caller's workspace_alloc(); x must outlive the
+ * trees). */
+void nn_register(nn_tree *T, workspace *ws, const points *x, int m);
+
+/* Builds the trees in the memory registered and allocated. */
+void nn_build(nn_tree *T);
+
+/* The k = min(m, t) earlier points nearest to position t: their
+ * positions into pos and squared distances into dist, nearest first.
+ * Scratch: r2, n values, and q, d values.  Returns k. */
+int nn_search(const nn_tree *T, int t, int m, double *dist, int *pos,
+              double *r2, double *q);
+
+#endif

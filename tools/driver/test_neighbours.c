@@ -1,0 +1,109 @@
+/* The k-d tree's nearest earlier points (neighbours.h) against an
+ * exhaustive search over the same distances, on data with many ties. */
+#include <stdlib.h>
+#include <string.h>
+#include "driver.h"
+#include "../../src/neighbours.h"
+
+typedef struct {
+  double d2;
+  int pos;
+} candidate;
+
+static int by_distance(const void *a, const void *b)
+{
+  const candidate *x = a, *y = b;
+  if (x->d2 != y->d2) return x->d2 < y->d2 ? -1 : 1;
+  return x->pos - y->pos;
+}
+
+/* Every position's neighbours from the trees and from sorting all its
+ * earlier points' distances; returns the positions that differ, and in
+ * *exhaustive whether the largest tree sends its searches to all earlier
+ * points. */
+static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
+{
+  const points p = {x, n, d, NULL, NULL};
+  nn_tree T;
+  workspace ws;
+  workspace_init(&ws);
+  *exhaustive = -1;
+  nn_register(&T, &ws, &p, m);
+  if (workspace_alloc(&ws)) return n;
+  nn_build(&T);
+  *exhaustive = T.exhaustive[T.trees - 1];
+  double *r2 = dalloc(n > NN_LEAF ? n : NN_LEAF), *q = dalloc(d), *dist = dalloc(m);
+  int *pos = xmalloc(sizeof(int) * m);
+  candidate *all = xmalloc(sizeof(candidate) * (n > 0 ? n : 1));
+  int wrong = 0;
+  for (int t = 0; t < n; t++) {
+    const int k = nn_search(&T, t, m, dist, pos, r2, q);
+    if (t > 0) block_sq_dist(&p, t, &p, 0, t, r2);
+    for (int j = 0; j < t; j++) {
+      all[j].d2 = r2[j];
+      all[j].pos = j;
+    }
+    qsort(all, (size_t)t, sizeof *all, by_distance);
+    int same = k == (t < m ? t : m);
+    for (int a = 0; same && a < k; a++)
+      same = pos[a] == all[a].pos && dist[a] == all[a].d2;
+    wrong += !same;
+  }
+  free(r2);
+  free(q);
+  free(dist);
+  free(pos);
+  free(all);
+  workspace_free(&ws);
+  return wrong;
+}
+
+void test_neighbours(void)
+{
+  section("nearest earlier points (k-d tree)");
+  const int n = quick ? 300 : 3000;
+  char what[96];
+  /* Continuous points in 3, 12 and 40 dimensions (trees searched, and at
+   * 40 judged too slow by the pilots: every point's earlier ones read
+   * instead); points on a grid of 4^4
+   * (every point repeated, distances tied many times over); one point
+   * repeated; fewer points than a leaf, or than neighbours. */
+  double *uniform3 = random_points(n, 3, 2.0), *uniform12 = random_points(n, 12, 1.0);
+  double *uniform40 = random_points(n, 40, 1.0);
+  double *grid = random_points(n, 4, 4.0), *same = dalloc((size_t)n * 2);
+  for (size_t i = 0; i < (size_t)n * 4; i++) grid[i] = (double)(int)grid[i];
+  for (size_t i = 0; i < (size_t)n * 2; i++) same[i] = 0.5;
+  const struct {
+    const char *name;
+    const double *x;
+    int n, d, m;
+  } cases[] = {
+    {"uniform, d = 3", uniform3, n, 3, 30}, {"uniform, d = 3, m = 1", uniform3, n, 3, 1},
+    {"uniform, d = 12", uniform12, n, 12, 20}, {"uniform, d = 40", uniform40, n, 40, 20},
+    {"grid, d = 4", grid, n, 4, 25},
+    {"one point repeated", same, n, 2, 10}, {"fewer points than a leaf", uniform3, 20, 3, 5},
+    {"fewer points than neighbours", uniform3, 7, 3, 10}, {"one point", uniform3, 1, 3, 10}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    /* The first rows of an n-row matrix, column by column. */
+    double *x = dalloc((size_t)cases[c].n * cases[c].d);
+    for (int j = 0; j < cases[c].d; j++)
+      memcpy(x + (size_t)j * cases[c].n, cases[c].x + (size_t)j * n,
+             sizeof(double) * cases[c].n);
+    snprintf(what, sizeof what, "neighbours: %s, positions that differ", cases[c].name);
+    int exhaustive;
+    const int wrong = compare_search(x, cases[c].n, cases[c].d, cases[c].m, &exhaustive);
+    CHECK(wrong == 0, "%s: %d", what, wrong);
+    /* Both ways are checked: the largest tree searched in 3 dimensions,
+     * at 40 its searches sent to all earlier points by the pilots. */
+    if (cases[c].x == uniform3 && cases[c].n == n && !quick)
+      CHECK(exhaustive == 0, "neighbours: %s, the largest tree not searched", cases[c].name);
+    if (cases[c].x == uniform40 && !quick)
+      CHECK(exhaustive == 1, "neighbours: %s, the largest tree searched", cases[c].name);
+    free(x);
+  }
+  free(uniform3);
+  free(uniform12);
+  free(uniform40);
+  free(grid);
+  free(same);
+}

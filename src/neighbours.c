@@ -100,6 +100,10 @@ static void select_nth(int *idx, int lo, int hi, int nth, const double *col)
 static void build_node(nn_tree *T, int nd, int lo, int hi)
 {
   const int n = T->x->n, d = T->x->d;
+  if (T->stopped || (hi - lo >= NN_POLL_POINTS && solver_poll(T->callback, T->ctx, 0))) {
+    T->stopped = 1;
+    return;
+  }
   int *idx = T->pos;
   double *low = T->box + (size_t)2 * d * nd, *high = low + d;
   int earliest = idx[lo];
@@ -148,6 +152,7 @@ typedef struct {
   int *pos;
   double *r2;
   double work;     /* coordinates read (boxes and points) */
+  double limit;    /* the search stops once it has read more */
 } query;
 
 /* Squared distance from the query to node nd's box: no more than to any
@@ -212,7 +217,7 @@ static void offer_all(query *Q, const double *r2, const int *positions, int coun
 static void visit(query *Q, int nd, double gap)
 {
   const nn_node *node = Q->T->node + nd;
-  if (node->earliest >= Q->t) return;
+  if (node->earliest >= Q->t || Q->work > Q->limit) return;
   if (Q->filled == Q->k && gap > Q->dist[0] * (1 + 1e-12)) return;
   if (node->child < 0) {
     const nn_tree *T = Q->T;
@@ -237,13 +242,15 @@ static void visit(query *Q, int nd, double gap)
 }
 
 /* Position t's neighbours, from its tree or, where the tree is marked so,
- * from all its earlier points in one run; returns the coordinates read. */
+ * from all its earlier points in one run; returns the coordinates read,
+ * with the tree's search cut short past `limit` of them (a pilot's: its
+ * neighbours are not used). */
 static double search(const nn_tree *T, int t, int m, double *dist, int *pos,
-                     double *r2, double *q, int exhaustive, int tree)
+                     double *r2, double *q, int exhaustive, int tree, double limit)
 {
   const int n = T->x->n, d = T->x->d, k = t < m ? t : m;
   if (k <= 0) return 0.0;
-  query Q = {T, q, t, k, 0, dist, pos, r2, 0.0};
+  query Q = {T, q, t, k, 0, dist, pos, r2, 0.0, limit};
   if (exhaustive) {
     block_sq_dist(T->x, t, T->x, 0, t, r2);
     offer_all(&Q, r2, NULL, t);
@@ -251,8 +258,9 @@ static double search(const nn_tree *T, int t, int m, double *dist, int *pos,
     for (int c = 0; c < d; c++) q[c] = T->x->x[(size_t)c * n + t];
     visit(&Q, T->root[tree], 0.0);
   }
-  /* Nearest first: the heap's largest moved to the end, one at a time. */
-  for (int s = k - 1; s > 0; s--) {
+  /* Nearest first: the heap's largest moved to the end, one at a time (a
+   * search cut short may hold fewer than k). */
+  for (int s = Q.filled - 1; s > 0; s--) {
     const double dd = dist[0];
     const int p = pos[0];
     dist[0] = dist[s];
@@ -276,18 +284,22 @@ int nn_search(const nn_tree *T, int t, int m, double *dist, int *pos,
               double *r2, double *q)
 {
   const int tree = tree_of(T, t);
-  search(T, t, m, dist, pos, r2, q, T->exhaustive[tree], tree);
+  search(T, t, m, dist, pos, r2, q, T->exhaustive[tree], tree, HUGE_VAL);
   return t < m ? t : m;
 }
 
-void nn_build(nn_tree *T)
+int nn_build(nn_tree *T, solver_callback callback, void *ctx)
 {
   int slots = 0;
   T->nodes = 0;
+  T->callback = callback;
+  T->ctx = ctx;
+  T->stopped = 0;
   for (int j = 0; j < T->trees; j++) {
     for (int p = 0; p < T->size[j]; p++) T->pos[slots + p] = p;
     T->root[j] = T->nodes++;
     if (T->size[j] > 0) build_node(T, T->root[j], slots, slots + T->size[j]);
+    if (T->stopped) return 1;
     slots += T->size[j];
   }
   /* Each leaf's coordinates in one block (column-major, its own leading
@@ -306,7 +318,9 @@ void nn_build(nn_tree *T)
    * of its tree, leaf by leaf, which costs several times more a point than
    * reading all the earlier points in one run (prefetched).  Pilot
    * searches at NN_PILOTS positions spread over a tree's share say which
-   * is cheaper for it; the neighbours are the same either way. */
+   * is cheaper for it; the neighbours are the same either way.  A pilot
+   * stops at twice the share that decides, which keeps the build short
+   * (it is not interrupted) where the trees are no use. */
   for (int j = 0; j < T->trees; j++) {
     /* Tree j serves positions from + 1 .. last. */
     const int from = j > 0 ? T->size[j - 1] : 0;
@@ -314,10 +328,14 @@ void nn_build(nn_tree *T)
     double share = 0.0;
     T->exhaustive[j] = 0;
     for (int i = 0; i < NN_PILOTS && span >= NN_PILOTS; i++) {
+      if (span >= NN_POLL_POINTS && solver_poll(callback, ctx, 0)) return 1;
       const int t = from + 1 + (int)((double)i * (span - 1) / (NN_PILOTS - 1));
+      const double all = (double)t * d;
       share += search(T, t, T->m, T->pilot, T->pilot_pos, T->pilot + T->m,
-                      T->pilot + T->m + NN_LEAF, 0, j) / ((double)t * d) / NN_PILOTS;
+                      T->pilot + T->m + NN_LEAF, 0, j, 2 * NN_TREE_SHARE * all) /
+               all / NN_PILOTS;
     }
     T->exhaustive[j] = share > NN_TREE_SHARE;
   }
+  return 0;
 }

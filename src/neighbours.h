@@ -33,6 +33,9 @@
 /* More trees than any n needs (n < 2^31). */
 #define NN_TREES 32
 
+/* Nodes of at least this many points poll the build's callback. */
+#define NN_POLL_POINTS 65536
+
 typedef struct {
   int lo, hi;   /* its points, slots lo..hi-1, in the order of position */
   int child;    /* the first of its two children, the second is child + 1;
@@ -55,6 +58,9 @@ typedef struct {
   int m;           /* neighbours a point */
   double *pilot;   /* scratch of the build's pilot searches */
   int *pilot_pos;
+  solver_callback callback; /* polled during the build */
+  void *ctx;
+  int stopped;     /* the callback asked the build to stop */
 } nn_tree;
 
 /* Registers the trees' memory for m neighbours of the n points x in ws (to
@@ -62,8 +68,10 @@ typedef struct {
  * trees). */
 void nn_register(nn_tree *T, workspace *ws, const points *x, int m);
 
-/* Builds the trees in the memory registered and allocated. */
-void nn_build(nn_tree *T);
+/* Builds the trees in the memory registered and allocated, polling the
+ * callback (NULL: none) between pieces of work.  Returns 0, or 1 when the
+ * callback asked to stop (the trees are then unusable). */
+int nn_build(nn_tree *T, solver_callback callback, void *ctx);
 
 /* The k = min(m, t) earlier points nearest to position t: their
  * positions into pos and squared distances into dist, nearest first.

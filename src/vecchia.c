@@ -206,7 +206,8 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
 
   random_order(n, keys, order);
   xp = points_rows(K->x2, order, 0, n, xbuf);
-  nn_build(&T);
+  status = SOLVER_STOPPED;
+  if (nn_build(&T, callback, ctx)) goto done;
   status = SOLVER_MAX_ITER;
   for (int t0 = 0; t0 < n; t0 += VECCHIA_SLAB) {
     if (solver_poll(callback, ctx, 0)) {

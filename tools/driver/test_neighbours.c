@@ -30,7 +30,7 @@ static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
   *exhaustive = -1;
   nn_register(&T, &ws, &p, m);
   if (workspace_alloc(&ws)) return n;
-  nn_build(&T);
+  nn_build(&T, NULL, NULL);
   *exhaustive = T.exhaustive[T.trees - 1];
   double *r2 = dalloc(n > NN_LEAF ? n : NN_LEAF), *q = dalloc(d), *dist = dalloc(m);
   int *pos = xmalloc(sizeof(int) * m);
@@ -56,6 +56,12 @@ static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
   free(all);
   workspace_free(&ws);
   return wrong;
+}
+
+static int stop_now(void *ctx, int iteration, const double *residuals)
+{
+  (void)ctx; (void)iteration; (void)residuals;
+  return 1;
 }
 
 void test_neighbours(void)
@@ -101,6 +107,19 @@ void test_neighbours(void)
       CHECK(exhaustive == 1, "neighbours: %s, the largest tree searched", cases[c].name);
     free(x);
   }
+  /* A tree as large as NN_POLL_POINTS polls its callback while it is
+   * built, and stops when asked to. */
+  double *line = random_points(NN_POLL_POINTS, 1, 1.0);
+  const points big = {line, NN_POLL_POINTS, 1, NULL, NULL};
+  nn_tree T;
+  workspace ws;
+  workspace_init(&ws);
+  nn_register(&T, &ws, &big, 5);
+  CHECK(workspace_alloc(&ws) == 0, "neighbours: allocation");
+  CHECK(nn_build(&T, stop_now, NULL) == 1, "neighbours: a build asked to stop went on");
+  CHECK(nn_build(&T, NULL, NULL) == 0, "neighbours: a build without a callback stopped");
+  workspace_free(&ws);
+  free(line);
   free(uniform3);
   free(uniform12);
   free(uniform40);

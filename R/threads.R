@@ -19,7 +19,10 @@
 #' estimation ([estimation_control()]), time their steps and, when other
 #' jobs compete for the cores, run on fewer threads than asked for (trying
 #' more again now and then), because threads waiting at the end of each parallel step would
-#' otherwise take CPU time from the working ones. Setting the environment
+#' otherwise take CPU time from the working ones. A fit too short to time its
+#' own steps, started within 10 seconds of one that ran on fewer threads,
+#' starts on that many while other processes still keep the CPUs busy (on
+#' Linux; elsewhere, always). Setting the environment
 #' variable `OMP_WAIT_POLICY=passive` before R starts (in `~/.Renviron`, or
 #' the job script) makes waiting threads sleep instead of spin, which helps
 #' every OpenMP program on a shared machine, at a cost of a few per cent on

@@ -3,6 +3,11 @@
 #ifndef _WIN32
 #include <pthread.h>
 #endif
+#ifdef __linux__
+#include <dirent.h>
+#include <stdio.h>
+#include <string.h>
+#endif
 
 /* A window of regular steps lasts at least this long (seconds): long enough
  * to average over the scheduler's time slices, short enough that a run of
@@ -78,23 +83,76 @@ int threads_team(int requested)
   return n > allowed ? allowed : n;
 }
 
+#ifdef __linux__
+/* Threads of this process that are running or ready to run: its own
+ * OpenMP workers may still be spinning after the last region, and they
+ * count in /proc/loadavg too. */
+static int running_here(void)
+{
+  DIR *dir = opendir("/proc/self/task");
+  if (!dir) return -1;
+  int n = 0;
+  const struct dirent *e;
+  while ((e = readdir(dir)) != NULL) {
+    if (e->d_name[0] == '.') continue;
+    char path[288], buf[512];
+    snprintf(path, sizeof path, "/proc/self/task/%s/stat", e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue;
+    const size_t len = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[len] = '\0';
+    /* "tid (name) state ...": the name may hold spaces and parentheses. */
+    const char *end = strrchr(buf, ')');
+    if (end && end[1] == ' ' && end[2] == 'R') n++;
+  }
+  closedir(dir);
+  return n;
+}
+
+int threads_crowded(int team)
+{
+  /* The fourth field of /proc/loadavg, "running/total", counts the
+   * threads running or ready to run at this instant, machine-wide. */
+  FILE *f = fopen("/proc/loadavg", "r");
+  if (!f) return -1;
+  double avg[3];
+  int running = -1, total;
+  if (fscanf(f, "%lf %lf %lf %d/%d", &avg[0], &avg[1], &avg[2], &running, &total) != 5)
+    running = -1;
+  fclose(f);
+  const int here = running >= 0 ? running_here() : -1;
+  if (here < 0) return -1;
+  const int others = running > here ? running - here : 0;
+  return others + team > omp_get_num_procs();
+}
+#else
+int threads_crowded(int team)
+{
+  (void)team;
+  return -1;
+}
+#endif
+
 /* What the last governed run that judged a trial settled on, and when its
  * last step ended: a busy machine stays busy from one fit to the next, and
- * a run too short to find its own team size (a CG fit of a second) starts
- * from there.  Runs too short to judge do not renew it, so it expires. */
+ * a run too short to find its own team size (a CG fit of a second, most of
+ * it set-up that the governor cannot time) starts from there, unless the
+ * machine has room for all its threads by then.  Runs too short to judge do
+ * not renew it, so it expires. */
 #define GOVERN_MEMORY 10.0
 static struct {
   int cap;
   double at;
 } learned = {0, 0.0};
 
-void threads_govern(int max, double now)
+void threads_govern(int max, double now, int (*crowded)(int team))
 {
   gov.active = max > 1;
   gov.stage = 0;
   gov.max = gov.cap = max;
   if (learned.cap > 0 && learned.cap < max && now >= learned.at &&
-      now - learned.at < GOVERN_MEMORY)
+      now - learned.at < GOVERN_MEMORY && crowded(max) != 0)
     gov.cap = learned.cap;
   gov.trial = gov.judge = gov.judged = 0;
   gov.up = 0;
@@ -105,9 +163,9 @@ void threads_govern(int max, double now)
   gov.rate = 0.0;
 }
 
-void threads_govern_stage(int max, double now)
+void threads_govern_stage(int max, double now, int (*crowded)(int team))
 {
-  threads_govern(max, now);
+  threads_govern(max, now, crowded);
   gov.stage = gov.active;
 }
 

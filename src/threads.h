@@ -37,9 +37,17 @@ int threads_limit(int requested);
  * is under way. */
 int threads_team(int requested);
 
-/* Starts governing a run on up to `max` threads at time `now` (seconds);
- * the team starts at `max`. */
-void threads_govern(int max, double now);
+/* Whether a team of `team` threads would crowd the CPUs: 1 if the threads
+ * other processes have ready to run now leave fewer than `team` CPUs free,
+ * 0 if they leave enough, -1 where the system does not say (Linux's
+ * /proc/loadavg and /proc/self/task). */
+int threads_crowded(int team);
+
+/* Starts governing a run on up to `max` threads at time `now` (seconds).
+ * The team starts at `max`, or at the team size a recent run settled on
+ * (see GOVERN_MEMORY) unless `crowded` (threads_crowded(), or a test's
+ * stand-in) says the machine now has room for `max`. */
+void threads_govern(int max, double now, int (*crowded)(int team));
 
 /* The end of a solver step at time `now`.  `regular` is 0 for steps that
  * do extra work (residual probes, metrics) or for calls between steps:
@@ -55,7 +63,7 @@ void threads_release(void);
  * regular steps (Vecchia's likelihood under L-BFGS-B): one call is too
  * short to judge a trial, the stage is not.  threads_govern() replaces it;
  * threads_end_stage() ends it. */
-void threads_govern_stage(int max, double now);
+void threads_govern_stage(int max, double now, int (*crowded)(int team));
 void threads_end_stage(void);
 
 /* 1 while a stage's run is under way. */

@@ -25,13 +25,11 @@ estimate_vecchia <- function(x, y, weights, family, theta, space, control, threa
   # the thread governor to judge a team size on its own.
   .Call(C_threads_stage, threads)
   on.exit(.Call(C_threads_stage, 0L), add = TRUE)
-  d <- length(theta) - 2L
   free <- space$free
   log_likelihood <- evaluations <- numeric(0)
   messages <- character(0)
   for (round in seq_len(vecchia_rounds)) {
     neighbours <- vecchia_neighbours(x, theta_kernel(family, theta),
-                                     exp(theta[[d + 2L]]) / (weights %||% 1),
                                      control$neighbours, threads)
     objective <- mll_objective(x, y, weights, family, theta, free, threads,
                                likelihood = vecchia_likelihood(neighbours))
@@ -63,15 +61,14 @@ estimate_vecchia <- function(x, y, weights, family, theta, space, control, threa
                      seconds = proc.time()[["elapsed"]] - start_time))
 }
 
-# Every point's neighbours in Vecchia's order, for the kernel and noise
-# variances (one per point) given: the m x n matrix of C_vecchia_factor().
-vecchia_neighbours <- function(x, kernel, noise, m, threads) {
-  factor <- .Call(C_vecchia_factor, scale_inputs(x, kernel), kernel_spec(kernel),
-                  rep_len(noise, nrow(x)), as.integer(m), threads)
-  if (factor$interrupted) {
+# Every point's m nearest earlier points in Vecchia's order, in the kernel's
+# length scales: an m x n matrix, as C_vecchia_factor() gives them.
+vecchia_neighbours <- function(x, kernel, m, threads) {
+  found <- .Call(C_vecchia_neighbours, scale_inputs(x, kernel), as.integer(m), threads)
+  if (found$interrupted) {
     signal_interrupt("Hyperparameter estimation was interrupted by the user")
   }
-  factor$neighbours
+  found$neighbours
 }
 
 # The likelihood mll_objective() evaluates: Vecchia's, with these neighbours.

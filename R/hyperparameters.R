@@ -64,10 +64,10 @@
 #' gradient, all d + 2 derivatives at once, cost
 #' \eqn{O(n m^2 (m + d))}{O(n m^2 (m + d))} for m neighbours: 0.3 s for
 #' protein's 41,157 points and 0.5 s for keggdirected's 43,945 on two
-#' threads (`inst/benchmarks/vecchia_likelihood.R`), after 0.45 and 1.9 s to
+#' threads (`inst/benchmarks/vecchia_likelihood.R`), after 0.27 and 1.3 s to
 #' find the neighbours with k-d trees (`inst/benchmarks/vecchia_neighbours.R`);
 #' the whole default estimation of 1,000,000 points in 8 dimensions took
-#' under five minutes (`inst/benchmarks/estimation_scale.R`). Where the noise is small the
+#' five minutes, mostly in 41 evaluations (`inst/benchmarks/estimation_scale.R`). Where the noise is small the
 #' approximation is coarse: at the paper's hyperparameters, on 2000 points,
 #' it was 0.0008 nats a point below the exact likelihood on protein but
 #' 0.41 on bike (0.10 with 60 neighbours). From the subset's estimate, L-BFGS-B runs

@@ -86,6 +86,56 @@ SEXP C_pivchol(SEXP x, SEXP spec, SEXP jitter, SEXP rank, SEXP rel_tol,
   return out;
 }
 
+/* The list C_vecchia_factor() and C_vecchia_neighbours() return from
+ * vecchia_init()'s or vecchia_neighbours()' status and P (1-based indices;
+ * NA past a point's count): order, neighbours and, with U, coef and scale;
+ * or interrupted = TRUE alone.  Frees ws. */
+static SEXP vecchia_result(solver_status status, const vecchia *P, workspace *ws)
+{
+  if (status != SOLVER_MAX_ITER) {
+    workspace_free(ws);
+    if (status == SOLVER_NO_MEMORY)
+      Rf_error("the Vecchia factor could not allocate its workspace");
+    const char *stopped[] = {"interrupted", ""};
+    SEXP out = PROTECT(Rf_mkNamed(VECSXP, stopped));
+    SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
+    UNPROTECT(1);
+    return out;
+  }
+  const int n = P->n, m = P->m, with_u = P->coef != NULL;
+  const char *names[] = {"order", "neighbours", "interrupted", "coef", "scale", ""};
+  const char *names_nb[] = {"order", "neighbours", "interrupted", ""};
+  SEXP out = PROTECT(Rf_mkNamed(VECSXP, with_u ? names : names_nb));
+  SEXP order = Rf_allocVector(INTSXP, n);
+  SET_VECTOR_ELT(out, 0, order);
+  SEXP nb = Rf_allocMatrix(INTSXP, m, n);
+  SET_VECTOR_ELT(out, 1, nb);
+  SET_VECTOR_ELT(out, 2, Rf_ScalarLogical(0));
+  for (int i = 0; i < n; i++) {
+    INTEGER(order)[i] = P->order[i] + 1;
+    for (int a = 0; a < m; a++) {
+      const size_t e = (size_t)i * m + a;
+      INTEGER(nb)[e] = a < P->count[i] ? P->nb[e] + 1 : NA_INTEGER;
+    }
+  }
+  if (with_u) {
+    SEXP coef = Rf_allocMatrix(REALSXP, m, n);
+    SET_VECTOR_ELT(out, 3, coef);
+    SEXP scale = Rf_allocVector(REALSXP, n);
+    SET_VECTOR_ELT(out, 4, scale);
+    for (int i = 0; i < n; i++) {
+      REAL(scale)[i] = P->scale[i];
+      for (int a = 0; a < m; a++) {
+        const size_t e = (size_t)i * m + a;
+        REAL(coef)[e] = a < P->count[i] ? P->coef[e] : NA_REAL;
+      }
+    }
+  }
+  workspace_free(ws);
+  UNPROTECT(1);
+  return out;
+}
+
 SEXP C_vecchia_factor(SEXP x, SEXP spec, SEXP noise, SEXP neighbours, SEXP threads)
 {
   const kernel k = glue_kernel(spec);
@@ -102,39 +152,20 @@ SEXP C_vecchia_factor(SEXP x, SEXP spec, SEXP noise, SEXP neighbours, SEXP threa
   glue_trace_init(&tr, 0, 0, 1);
   const solver_status status = vecchia_init(&P, &ws, &K, nz, Rf_asInteger(neighbours),
                                             1, nthreads, glue_trace_record, &tr);
-  if (status != SOLVER_MAX_ITER) {
-    workspace_free(&ws);
-    UNPROTECT(2);
-    if (status == SOLVER_NO_MEMORY)
-      Rf_error("the Vecchia factor could not allocate its workspace");
-    const char *stopped[] = {"interrupted", ""};
-    SEXP out = PROTECT(Rf_mkNamed(VECSXP, stopped));
-    SET_VECTOR_ELT(out, 0, Rf_ScalarLogical(1));
-    UNPROTECT(1);
-    return out;
-  }
-  const int n = p.n, m = P.m;
-  SEXP order = PROTECT(Rf_allocVector(INTSXP, n));
-  SEXP nb = PROTECT(Rf_allocMatrix(INTSXP, m, n));
-  SEXP coef = PROTECT(Rf_allocMatrix(REALSXP, m, n));
-  SEXP scale = PROTECT(Rf_allocVector(REALSXP, n));
-  for (int i = 0; i < n; i++) {
-    INTEGER(order)[i] = P.order[i] + 1;
-    REAL(scale)[i] = P.scale[i];
-    for (int a = 0; a < m; a++) {
-      const size_t e = (size_t)i * m + a;
-      INTEGER(nb)[e] = a < P.count[i] ? P.nb[e] + 1 : NA_INTEGER;
-      REAL(coef)[e] = a < P.count[i] ? P.coef[e] : NA_REAL;
-    }
-  }
-  workspace_free(&ws);
-  const char *names[] = {"order", "neighbours", "coef", "scale", "interrupted", ""};
-  SEXP out = PROTECT(Rf_mkNamed(VECSXP, names));
-  SET_VECTOR_ELT(out, 0, order);
-  SET_VECTOR_ELT(out, 1, nb);
-  SET_VECTOR_ELT(out, 2, coef);
-  SET_VECTOR_ELT(out, 3, scale);
-  SET_VECTOR_ELT(out, 4, Rf_ScalarLogical(0));
-  UNPROTECT(7);
-  return out;
+  UNPROTECT(2);
+  return vecchia_result(status, &P, &ws);
+}
+
+SEXP C_vecchia_neighbours(SEXP x, SEXP neighbours, SEXP threads)
+{
+  const points p = glue_points(x, "x");
+  const int nthreads = glue_threads(threads);
+  vecchia P;
+  workspace ws;
+  workspace_init(&ws);
+  glue_trace tr;
+  glue_trace_init(&tr, 0, 0, 1);
+  const solver_status status = vecchia_neighbours(&P, &ws, &p, Rf_asInteger(neighbours),
+                                                  nthreads, glue_trace_record, &tr);
+  return vecchia_result(status, &P, &ws);
 }

@@ -162,10 +162,13 @@ static double box_distance(const query *Q, int nd)
   const int d = Q->T->x->d;
   const double *low = Q->T->box + (size_t)2 * d * nd, *high = low + d;
   double s = 0.0;
-  /* Without branches, which would be mispredicted about every other
-   * coordinate; at most one of the two terms is not zero. */
+  /* The query clamped into the box, written so that compilers use their
+   * min and max instructions: branches would be mispredicted about every
+   * other coordinate, and fmax() is a call into libm unless the compiler
+   * is told that NaN cannot occur. */
   for (int c = 0; c < d; c++) {
-    const double g = fmax(low[c] - Q->q[c], 0.0) + fmax(Q->q[c] - high[c], 0.0);
+    const double x = Q->q[c], above_low = x < low[c] ? low[c] : x;
+    const double g = x - (above_low > high[c] ? high[c] : above_low);
     s += g * g;
   }
   return s;
@@ -185,20 +188,21 @@ static void offer(query *Q, double d2, int p)
   Q->pos[s] = p;
 }
 
-/* The candidates at squared distances r2[0..count-1], at positions j
- * (positions NULL) or positions[j], into the heap.  Once it is
+/* The candidates at squared distances r2[0..count-1], at positions
+ * base + j (positions NULL) or positions[j], into the heap.  Once it is
  * full a candidate is compared with its farthest, kept in registers: most
  * candidates are farther and leave after one comparison. */
-static void offer_all(query *Q, const double *r2, const int *positions, int count)
+static void offer_all(query *Q, const double *r2, const int *positions, int base,
+                      int count)
 {
   int j = 0;
   for (; j < count && Q->filled < Q->k; j++)
-    offer(Q, r2[j], positions ? positions[j] : j);
+    offer(Q, r2[j], positions ? positions[j] : base + j);
   if (j == count) return;
   double top = Q->dist[0];
   int top_pos = Q->pos[0];
   for (; j < count; j++) {
-    const int p = positions ? positions[j] : j;
+    const int p = positions ? positions[j] : base + j;
     if (farther(top, top_pos, r2[j], p)) {
       Q->dist[0] = r2[j];
       Q->pos[0] = p;
@@ -226,41 +230,32 @@ static void visit(query *Q, int nd, double gap)
     int earlier = 0;
     while (earlier < len && T->pos[node->lo + earlier] < Q->t) earlier++;
     block_sq_dist(T->x, Q->t, &leaf, 0, earlier, Q->r2);
-    offer_all(Q, Q->r2, T->pos + node->lo, earlier);
+    offer_all(Q, Q->r2, T->pos + node->lo, 0, earlier);
     Q->work += (double)earlier * d;
     return;
   }
-  const double a = box_distance(Q, node->child), b = box_distance(Q, node->child + 1);
-  Q->work += 2.0 * Q->T->x->d;
+  /* A child of later points only is never read, so neither is its box. */
+  const int first = node->child, in0 = Q->T->node[first].earliest < Q->t,
+            in1 = Q->T->node[first + 1].earliest < Q->t;
+  const double a = in0 ? box_distance(Q, first) : INFINITY;
+  const double b = in1 ? box_distance(Q, first + 1) : INFINITY;
+  Q->work += (double)(in0 + in1) * Q->T->x->d;
   if (a <= b) {
-    visit(Q, node->child, a);
-    visit(Q, node->child + 1, b);
+    visit(Q, first, a);
+    visit(Q, first + 1, b);
   } else {
-    visit(Q, node->child + 1, b);
-    visit(Q, node->child, a);
+    visit(Q, first + 1, b);
+    visit(Q, first, a);
   }
 }
 
-/* Position t's neighbours, from its tree or, where the tree is marked so,
- * from all its earlier points in one run; returns the coordinates read,
- * with the tree's search cut short past `limit` of them (a pilot's: its
- * neighbours are not used). */
-static double search(const nn_tree *T, int t, int m, double *dist, int *pos,
-                     double *r2, double *q, int exhaustive, int tree, double limit)
+/* The heap's candidates nearest first: its largest moved to the end, one
+ * at a time (a search cut short may hold fewer than k). */
+static void nearest_first(query *Q)
 {
-  const int n = T->x->n, d = T->x->d, k = t < m ? t : m;
-  if (k <= 0) return 0.0;
-  query Q = {T, q, t, k, 0, dist, pos, r2, 0.0, limit};
-  if (exhaustive) {
-    block_sq_dist(T->x, t, T->x, 0, t, r2);
-    offer_all(&Q, r2, NULL, t);
-  } else {
-    for (int c = 0; c < d; c++) q[c] = T->x->x[(size_t)c * n + t];
-    visit(&Q, T->root[tree], 0.0);
-  }
-  /* Nearest first: the heap's largest moved to the end, one at a time (a
-   * search cut short may hold fewer than k). */
-  for (int s = Q.filled - 1; s > 0; s--) {
+  double *dist = Q->dist;
+  int *pos = Q->pos;
+  for (int s = Q->filled - 1; s > 0; s--) {
     const double dd = dist[0];
     const int p = pos[0];
     dist[0] = dist[s];
@@ -269,6 +264,20 @@ static double search(const nn_tree *T, int t, int m, double *dist, int *pos,
     pos[s] = p;
     sift_down(dist, pos, s, 0);
   }
+}
+
+/* Position t's neighbours from tree `tree`; returns the coordinates read,
+ * with the search cut short past `limit` of them (a pilot's: its
+ * neighbours are not used). */
+static double search_tree(const nn_tree *T, int t, int m, double *dist, int *pos,
+                          double *r2, double *q, int tree, double limit)
+{
+  const int n = T->x->n, d = T->x->d, k = t < m ? t : m;
+  if (k <= 0) return 0.0;
+  query Q = {T, q, t, k, 0, dist, pos, r2, 0.0, limit};
+  for (int c = 0; c < d; c++) q[c] = T->x->x[(size_t)c * n + t];
+  visit(&Q, T->root[tree], 0.0);
+  nearest_first(&Q);
   return Q.work;
 }
 
@@ -280,11 +289,49 @@ static int tree_of(const nn_tree *T, int t)
   return tree;
 }
 
+/* Earlier points an exhaustive search reads at a time: a block that stays
+ * in a core's cache while every search of the group reads it. */
+static int block_points(int d)
+{
+  const int points = NN_BLOCK_BYTES / ((int)sizeof(double) * d);
+  return points > NN_LEAF ? points : NN_LEAF;
+}
+
+void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
+                     int *pos, double *r2, double *q)
+{
+  query Q[NN_GROUP];
+  int count = 0;
+  for (int t = t0; t < t1; t++) {
+    const size_t g = (size_t)(t - t0) * m;
+    const int tree = tree_of(T, t), k = t < m ? t : m;
+    if (!T->exhaustive[tree]) {
+      search_tree(T, t, m, dist + g, pos + g, r2, q, tree, HUGE_VAL);
+    } else if (k > 0) {
+      const query one = {T, q, t, k, 0, dist + g, pos + g, r2, 0.0, HUGE_VAL};
+      Q[count++] = one;
+    }
+  }
+  /* Each block of earlier points in the cache once for the whole group,
+   * not once a position: from main memory, or a cache that all threads
+   * share, two threads' searches would wait on each other.  Candidates
+   * still reach each heap in the order of position. */
+  const int block = block_points(T->x->d), end = count > 0 ? Q[count - 1].t : 0;
+  for (int lo = 0; lo < end; lo += block) {
+    for (int i = 0; i < count; i++) {
+      const int hi = lo + block < Q[i].t ? lo + block : Q[i].t;
+      if (hi <= lo) continue;
+      block_sq_dist(T->x, Q[i].t, T->x, lo, hi - lo, r2);
+      offer_all(&Q[i], r2, NULL, lo, hi - lo);
+    }
+  }
+  for (int i = 0; i < count; i++) nearest_first(&Q[i]);
+}
+
 int nn_search(const nn_tree *T, int t, int m, double *dist, int *pos,
               double *r2, double *q)
 {
-  const int tree = tree_of(T, t);
-  search(T, t, m, dist, pos, r2, q, T->exhaustive[tree], tree, HUGE_VAL);
+  nn_search_group(T, t, t + 1, m, dist, pos, r2, q);
   return t < m ? t : m;
 }
 
@@ -331,8 +378,8 @@ int nn_build(nn_tree *T, solver_callback callback, void *ctx)
       if (span >= NN_POLL_POINTS && solver_poll(callback, ctx, 0)) return 1;
       const int t = from + 1 + (int)((double)i * (span - 1) / (NN_PILOTS - 1));
       const double all = (double)t * d;
-      share += search(T, t, T->m, T->pilot, T->pilot_pos, T->pilot + T->m,
-                      T->pilot + T->m + NN_LEAF, 0, j, 2 * NN_TREE_SHARE * all) /
+      share += search_tree(T, t, T->m, T->pilot, T->pilot_pos, T->pilot + T->m,
+                           T->pilot + T->m + NN_LEAF, j, 2 * NN_TREE_SHARE * all) /
                all / NN_PILOTS;
     }
     T->exhaustive[j] = share > NN_TREE_SHARE;

@@ -17,7 +17,8 @@
  * points are read.  Built in O(n log n) time and O(n d) memory; a search
  * reads a few leaves where the points have few effective dimensions.
  * Where they have many it would read much of its tree, and pilot searches
- * send every search of such a tree to the exhaustive search instead. */
+ * send every search of such a tree to the exhaustive search instead, which
+ * nn_search_group() runs for several positions at once, block by block. */
 #ifndef SDDGP_NEIGHBOURS_H
 #define SDDGP_NEIGHBOURS_H
 
@@ -35,6 +36,11 @@
 
 /* Nodes of at least this many points poll the build's callback. */
 #define NN_POLL_POINTS 65536
+/* Positions nn_search_group() searches together, at most. */
+#define NN_GROUP 16
+/* Bytes of the earlier points' coordinates that a group's exhaustive
+ * searches read at a time, well within a core's L2 cache. */
+#define NN_BLOCK_BYTES (256 * 1024)
 
 typedef struct {
   int lo, hi;   /* its points, slots lo..hi-1, in the order of position */
@@ -78,5 +84,11 @@ int nn_build(nn_tree *T, solver_callback callback, void *ctx);
  * Scratch: r2, n values, and q, d values.  Returns k. */
 int nn_search(const nn_tree *T, int t, int m, double *dist, int *pos,
               double *r2, double *q);
+
+/* nn_search() for the positions t0 .. t1 - 1 (t1 - t0 <= NN_GROUP), t's
+ * into dist and pos + (t - t0) m; the same neighbours, faster where the
+ * searches are exhaustive, which then read the earlier points together. */
+void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
+                     int *pos, double *r2, double *q);
 
 #endif

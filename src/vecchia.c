@@ -119,22 +119,15 @@ static double condition(const kernel *k, const double *sub, int kn, int d,
   return v >= noise_t ? v : noise_t;
 }
 
-/* Point order[t]'s column of U, from the points in order (xp), their
- * trees T and the per-thread scratch: r2 (n), q (d), dist and pos
- * (m), sub ((m + 1) d), G ((m + 1)^2). */
+/* Point order[t]'s column of U, given its kn neighbours at positions pos,
+ * with the per-thread scratch sub ((m + 1) d) and G ((m + 1)^2). */
 static void condition_point(vecchia *P, const kernel *k, const points *xp,
-                            const nn_tree *T, const int *order,
-                            const double *noise, int t, double *r2, double *q,
-                            double *dist, int *pos, double *sub, double *G)
+                            const int *order, const double *noise, int t,
+                            int kn, const int *pos, double *sub, double *G)
 {
   const int me = order[t], m = P->m;
-  int *nb = P->nb + (size_t)me * m;
-  int kn = 0;
-  if (t > 0) {
-    kn = nn_search(T, t, m, dist, pos, r2, q);
-    for (int a = 0; a < kn; a++) nb[a] = order[pos[a]];
-    gather(xp, pos, kn, t, sub);
-  }
+  const int *nb = P->nb + (size_t)me * m;
+  if (kn > 0) gather(xp, pos, kn, t, sub);
   double v = condition(k, sub, kn, xp->d, noise, nb, noise[me], G, NULL);
   if (v < 0) { /* left unconditioned */
     kn = 0;
@@ -165,11 +158,13 @@ static void transpose(vecchia *P, int *next)
   }
 }
 
-solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
-                           const double *noise, int m, int ncol_max,
-                           int nthreads, solver_callback callback, void *ctx)
+/* vecchia_init() for the points x, or with k NULL vecchia_neighbours(). */
+static solver_status build(vecchia *P, workspace *ws, const points *x,
+                           const kernel *k, const double *noise, int m,
+                           int ncol_max, int nthreads, solver_callback callback,
+                           void *ctx)
 {
-  const int n = K->x2->n, d = K->x2->d;
+  const int n = x->n, d = x->d;
   const int team = threads_team(nthreads);
   if (m > n - 1) m = n - 1 > 0 ? n - 1 : 1;
   P->n = n;
@@ -177,35 +172,40 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
   WORKSPACE_ADD(ws, P->order, n, 0);
   WORKSPACE_ADD(ws, P->count, n, 0);
   WORKSPACE_ADD(ws, P->nb, (size_t)n * m, 0);
-  WORKSPACE_ADD(ws, P->coef, (size_t)n * m, 0);
-  WORKSPACE_ADD(ws, P->scale, n, 0);
-  WORKSPACE_ADD(ws, P->row_start, (size_t)n + 1, 0);
-  WORKSPACE_ADD(ws, P->row_col, (size_t)n * m, 0);
-  WORKSPACE_ADD(ws, P->row_val, (size_t)n * m, 0);
-  WORKSPACE_ADD(ws, P->W, (size_t)n * (ncol_max > 1 ? ncol_max : 1), 0);
+  if (k) {
+    WORKSPACE_ADD(ws, P->coef, (size_t)n * m, 0);
+    WORKSPACE_ADD(ws, P->scale, n, 0);
+    WORKSPACE_ADD(ws, P->row_start, (size_t)n + 1, 0);
+    WORKSPACE_ADD(ws, P->row_col, (size_t)n * m, 0);
+    WORKSPACE_ADD(ws, P->row_val, (size_t)n * m, 0);
+    WORKSPACE_ADD(ws, P->W, (size_t)n * (ncol_max > 1 ? ncol_max : 1), 0);
+  } else {
+    P->coef = P->scale = P->row_val = P->W = NULL;
+    P->row_start = P->row_col = NULL;
+  }
   if (workspace_alloc(ws)) return SOLVER_NO_MEMORY;
 
   /* Needed only while U is built. */
   int *order = P->order, *pos, *cursor;
   keyed *keys;
   double *xbuf, *scratch;
-  const size_t per_thread = (size_t)n + d + m + (size_t)(m + 1) * d +
-                            (size_t)(m + 1) * (m + 1);
-  workspace build;
-  workspace_init(&build);
-  WORKSPACE_ADD(&build, keys, n, 0);
-  WORKSPACE_ADD(&build, xbuf, (size_t)n * d, 0);
-  WORKSPACE_ADD(&build, scratch, per_thread * team, 0);
-  WORKSPACE_ADD(&build, pos, (size_t)m * team, 0);
-  WORKSPACE_ADD(&build, cursor, n, 0);
+  const size_t per_thread = (size_t)n + d + (size_t)NN_GROUP * m +
+                            (size_t)(m + 1) * d + (size_t)(m + 1) * (m + 1);
+  workspace work;
+  workspace_init(&work);
+  WORKSPACE_ADD(&work, keys, n, 0);
+  WORKSPACE_ADD(&work, xbuf, (size_t)n * d, 0);
+  WORKSPACE_ADD(&work, scratch, per_thread * team, 0);
+  WORKSPACE_ADD(&work, pos, (size_t)NN_GROUP * m * team, 0);
+  WORKSPACE_ADD(&work, cursor, n, 0);
   points xp = {NULL, n, d, NULL, NULL};
   nn_tree T;
-  nn_register(&T, &build, &xp, m);
+  nn_register(&T, &work, &xp, m);
   solver_status status = SOLVER_NO_MEMORY;
-  if (workspace_alloc(&build)) goto done;
+  if (workspace_alloc(&work)) goto done;
 
   random_order(n, keys, order);
-  xp = points_rows(K->x2, order, 0, n, xbuf);
+  xp = points_rows(x, order, 0, n, xbuf);
   status = SOLVER_STOPPED;
   if (nn_build(&T, callback, ctx)) goto done;
   status = SOLVER_MAX_ITER;
@@ -215,26 +215,51 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
       goto done;
     }
     const int t1 = t0 + VECCHIA_SLAB < n ? t0 + VECCHIA_SLAB : n;
-    /* Searches differ in length, hence dynamic scheduling; each point's
-     * column is one thread's, so the bits never depend on the schedule. */
+    /* Groups of positions searched together (neighbours.h); searches
+     * differ in length, hence dynamic scheduling; each point's column is
+     * one thread's, so the bits never depend on the schedule. */
     #pragma omp parallel num_threads(team) \
         if ((double)(t1 - t0) * (m + 1) * (m + 1) * d > PARALLEL_MIN_WORK)
     {
       const int me = omp_get_thread_num();
       double *r2 = scratch + per_thread * me, *q = r2 + n, *dist = q + d;
-      double *sub = dist + m, *G = sub + (size_t)(m + 1) * d;
-      int *mpos = pos + (size_t)m * me;
-      #pragma omp for schedule(dynamic, 16)
-      for (int t = t0; t < t1; t++)
-        condition_point(P, K->k, &xp, &T, order, noise, t, r2, q, dist, mpos,
-                        sub, G);
+      double *sub = dist + (size_t)NN_GROUP * m, *G = sub + (size_t)(m + 1) * d;
+      int *gpos = pos + (size_t)NN_GROUP * m * me;
+      #pragma omp for schedule(dynamic, 1)
+      for (int g0 = t0; g0 < t1; g0 += NN_GROUP) {
+        const int g1 = g0 + NN_GROUP < t1 ? g0 + NN_GROUP : t1;
+        nn_search_group(&T, g0, g1, m, dist, gpos, r2, q);
+        for (int t = g0; t < g1; t++) {
+          const int kn = t < m ? t : m, *tpos = gpos + (size_t)(t - g0) * m;
+          int *nb = P->nb + (size_t)order[t] * m;
+          for (int a = 0; a < kn; a++) nb[a] = order[tpos[a]];
+          if (k)
+            condition_point(P, k, &xp, order, noise, t, kn, tpos, sub, G);
+          else
+            P->count[order[t]] = kn;
+        }
+      }
     }
   }
-  transpose(P, cursor);
+  if (k) transpose(P, cursor);
 
 done:
-  workspace_free(&build);
+  workspace_free(&work);
   return status;
+}
+
+solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
+                           const double *noise, int m, int ncol_max,
+                           int nthreads, solver_callback callback, void *ctx)
+{
+  return build(P, ws, K->x2, K->k, noise, m, ncol_max, nthreads, callback, ctx);
+}
+
+solver_status vecchia_neighbours(vecchia *P, workspace *ws, const points *x,
+                                 int m, int nthreads, solver_callback callback,
+                                 void *ctx)
+{
+  return build(P, ws, x, NULL, NULL, m, 0, nthreads, callback, ctx);
 }
 
 void vecchia_apply(const vecchia *P, const double *R, int ncol, double *Z,

@@ -45,6 +45,14 @@ solver_status vecchia_init(vecchia *P, workspace *ws, const kernel_op *K,
                            const double *noise, int m, int ncol_max,
                            int nthreads, solver_callback callback, void *ctx);
 
+/* Only the neighbours: P's n, m, order, count and nb as vecchia_init()
+ * finds them for the points x (scaled inputs), which do not depend on the
+ * kernel's variance or the noise, without U's n factorisations (P's other
+ * arrays are NULL).  Returns as vecchia_init(). */
+solver_status vecchia_neighbours(vecchia *P, workspace *ws, const points *x,
+                                 int m, int nthreads, solver_callback callback,
+                                 void *ctx);
+
 /* Z = U U' R for ncol <= ncol_max columns (n x ncol, column-major). */
 void vecchia_apply(const vecchia *P, const double *R, int ncol, double *Z,
                    int nthreads);

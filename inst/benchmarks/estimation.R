@@ -25,7 +25,10 @@
 #   (estimation_control(method = "subset")).
 # - vecchia: the subset estimate, then L-BFGS-B on Vecchia's approximate
 #   likelihood of all the points (estimation_control(method = "vecchia");
-#   `vecchia_seconds` and `vecchia_evaluations` are that stage's).
+#   `vecchia_seconds`, `vecchia_evaluations` and `vecchia_message`, how
+#   each L-BFGS-B round ended, are that stage's; `warned` is TRUE where the
+#   last round stopped at its iteration limit or the fit's solve fell
+#   short, both of which warn).
 # - vecchia60: the same with 60 neighbours instead of the default 30; not
 #   run by default.
 # - auto: the default, estimation_control(): the exact ascent where it is
@@ -126,6 +129,7 @@ run_one <- function(dataset, split, method) {
              subset_seconds = fit$estimation$subset_seconds %||% NA,
              vecchia_seconds = fit$estimation$vecchia$seconds %||% NA,
              vecchia_evaluations = sum(fit$estimation$vecchia$evaluations %||% NA),
+             vecchia_message = fit$estimation$vecchia$message %||% NA,
              outer_steps = it$steps %||% NA, stopped = it$stopped %||% NA,
              inner_iterations = if (is.null(it)) NA else sum(it$inner_iterations),
              inner_seconds = if (is.null(it)) NA else sum(it$inner_seconds),

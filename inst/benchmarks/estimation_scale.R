@@ -7,16 +7,17 @@
 # variance to recover is sd^2 / var(y).
 #
 #   Rscript inst/benchmarks/estimation_scale.R [--sizes=100000,400000,1000000]
-#       [--sd=0.1] [--threads=2]
+#       [--sd=0.1] [--threads=2] [--label=current]
 #
-# Rows go to inst/extdata/benchmarks/estimation_scale.csv (replaced per n
-# and sd).
+# Rows go to inst/extdata/benchmarks/estimation_scale.csv (replaced per n,
+# sd and --label, which names the build measured).
 suppressPackageStartupMessages(library(sddgp))
 source(file.path("inst", "benchmarks", "options.R"))
 
 sizes <- as.integer(split_list(option("sizes", "100000,400000,1000000")))
 sd <- as.numeric(option("sd", "0.1"))
 threads <- as.integer(option("threads", "2"))
+label <- option("label", "current")
 out <- file.path("inst", "extdata", "benchmarks", "estimation_scale.csv")
 options(sddgp.progress = FALSE)
 
@@ -44,8 +45,8 @@ for (n in sizes) {
     noise = est$noise, noise_true = sd^2 / stats::var(y),
     variance = est$kernel$variance,
     lengthscales = paste(signif(est$kernel$lengthscale, 4), collapse = " "),
-    load_before = load))
-  replace_rows(row, out, c("n", "sd"))
+    load_before = load, label = label))
+  replace_rows(row, out, c("n", "sd", "label"))
   with(row, cat(sprintf(
     "n %7d: %s, %.0f s (subset %.0f s, Vecchia %.0f s, %d evaluations, %+.4f nats a point); noise %.2e (true %.2e); load %.1f to %.1f\n",
     n, method, seconds, subset_seconds, vecchia_seconds, vecchia_evaluations,

@@ -14,7 +14,10 @@
 # of split 0 (--datasets; "" for none), standardised and scaled by the
 # paper's length scales.  Each row: the median of --rounds builds, and an
 # MD5 sum of the neighbour sets (each point's neighbours sorted), equal
-# between builds that find the same neighbours.  Rows go to
+# between builds that find the same neighbours.  Where the build has it,
+# `neighbours_seconds` is the median time of finding the neighbours alone
+# (C_vecchia_neighbours, what the estimation stage needs), whose neighbours
+# must be the factor's.  Rows go to
 # inst/extdata/benchmarks/vecchia_neighbours.csv, replaced per build,
 # input and m.
 source(file.path("inst", "benchmarks", "options.R"))
@@ -46,13 +49,23 @@ time_factor <- function(input, xs, kernel, m) {
   seconds <- vapply(seq_len(rounds), function(r) {
     system.time(factor <<- .Call(sddgp:::C_vecchia_factor, xs, spec, noise, m, threads))[["elapsed"]]
   }, numeric(1))
+  alone <- NA_real_
+  if (exists("C_vecchia_neighbours", asNamespace("sddgp"))) {
+    found <- NULL
+    alone <- stats::median(vapply(seq_len(rounds), function(r) {
+      system.time(found <<- .Call(sddgp:::C_vecchia_neighbours, xs, m, threads))[["elapsed"]]
+    }, numeric(1)))
+    if (!identical(found$neighbours, factor$neighbours))
+      stop(input, ": the neighbours found alone are not the factor's", call. = FALSE)
+  }
   row <- stamp(data.frame(build = build, input = input, n = nrow(xs), d = ncol(xs),
                           neighbours = m, threads = threads, rounds = rounds,
                           seconds = stats::median(seconds), seconds_min = min(seconds),
+                          neighbours_seconds = alone,
                           neighbour_md5 = neighbour_sum(factor$neighbours)))
   replace_rows(row, out, c("build", "input", "n", "neighbours"))
-  with(row, cat(sprintf("%-10s %-12s n %7d d %2d m %2d: %7.2f s (median of %d; load %.1f)\n",
-                        build, input, n, d, neighbours, seconds, rounds, load)))
+  with(row, cat(sprintf("%-10s %-12s n %7d d %2d m %2d: %7.2f s, neighbours alone %.2f s (median of %d; load %.1f)\n",
+                        build, input, n, d, neighbours, seconds, neighbours_seconds, rounds, load)))
 }
 
 for (d in dims) for (n in sizes) for (m in neighbours) {

@@ -431,7 +431,8 @@ test_that("the Vecchia factor conditions each point on its nearest earlier point
 
 test_that("the Vecchia factor's neighbours are an exhaustive search's, ties included", {
   # Enough points for a k-d tree of many levels; on a grid of 6^3 every
-  # point is repeated about 12 times and distances tie everywhere.
+  # point is repeated about 12 times and distances tie everywhere.  The
+  # neighbours alone (the estimation stage's) are the factor's.
   n <- 2600
   inputs <- withr::with_seed(125, list(
     grid = matrix(as.numeric(sample(0:5, 3 * n, replace = TRUE)), n),
@@ -439,6 +440,9 @@ test_that("the Vecchia factor's neighbours are an exhaustive search's, ties incl
   for (xs in inputs) {
     f <- .Call(sddgp:::C_vecchia_factor, xs, sddgp:::kernel_spec(matern(3/2, 1, 1)),
                rep(0.1, n), 12L, 2L)
+    alone <- .Call(sddgp:::C_vecchia_neighbours, xs, 12L, 2L)
+    expect_identical(alone[c("order", "neighbours")], f[c("order", "neighbours")])
+    expect_null(alone$coef)
     expected <- matrix(NA_integer_, 12, n)
     for (t in 2:n) {
       i <- f$order[t]

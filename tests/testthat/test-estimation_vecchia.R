@@ -18,10 +18,8 @@ ref_vecchia <- function(x, y, theta, weights, neighbours) {
 
 theta_kernel_of <- function(theta) kernel_of(theta, length(theta) - 2L)
 
-find_neighbours <- function(x, theta, noise, m, threads = 2L) {
-  kernel <- theta_kernel_of(theta)
-  .Call(sddgp:::C_vecchia_factor, sddgp:::scale_inputs(x, kernel),
-        sddgp:::kernel_spec(kernel), noise, as.integer(m), as.integer(threads))$neighbours
+find_neighbours <- function(x, theta, m, threads = 2L) {
+  sddgp:::vecchia_neighbours(x, theta_kernel_of(theta), m, as.integer(threads))
 }
 
 vecchia_at <- function(x, y, theta, neighbours, weights = NULL, threads = 2L) {
@@ -42,9 +40,8 @@ w_v <- runif(n_v, 0.5, 2)
 theta_v <- log(c(0.3, 0.5, 2, 1.3, 0.02))
 
 test_that("Vecchia's likelihood is the sum of base-R conditionals", {
-  noise <- exp(theta_v[5]) / w_v
   for (m in c(1L, 5L, 20L)) {
-    nb <- find_neighbours(x_v, theta_v, noise, m)
+    nb <- find_neighbours(x_v, theta_v, m)
     got <- vecchia_at(x_v, y_v, theta_v, nb, weights = w_v)
     expect_equal(got$value, ref_vecchia(x_v, y_v, theta_v, w_v, nb),
                  tolerance = 1e-10, info = m)
@@ -53,8 +50,7 @@ test_that("Vecchia's likelihood is the sum of base-R conditionals", {
 })
 
 test_that("with every earlier point a neighbour it is the exact likelihood", {
-  noise <- exp(theta_v[5]) / w_v
-  nb <- find_neighbours(x_v, theta_v, noise, n_v - 1L)
+  nb <- find_neighbours(x_v, theta_v, n_v - 1L)
   got <- vecchia_at(x_v, y_v, theta_v, nb, weights = w_v)
   expect_equal(got$value, ref_mll(x_v, y_v, theta_v, weights = w_v), tolerance = 1e-10)
   exact <- .Call(sddgp:::C_mll, sddgp:::scale_inputs(x_v, theta_kernel_of(theta_v)), y_v,
@@ -63,7 +59,7 @@ test_that("with every earlier point a neighbour it is the exact likelihood", {
 })
 
 test_that("its gradient matches central differences with the neighbours fixed", {
-  nb <- find_neighbours(x_v, theta_v, rep(exp(theta_v[5]), n_v), 10L)
+  nb <- find_neighbours(x_v, theta_v, 10L)
   h <- 1e-5
   grad <- vecchia_at(x_v, y_v, theta_v, nb, weights = w_v)$gradient
   fd <- vapply(seq_along(theta_v), function(i) {
@@ -80,10 +76,10 @@ test_that("its bits do not depend on the thread count", {
   x <- matrix(runif(4000 * 2), ncol = 2)
   y <- sin(6 * x[, 1]) + rnorm(4000, sd = 0.1)
   theta <- log(c(0.2, 0.4, 1, 0.01))
-  nb <- find_neighbours(x, theta, rep(0.01, 4000), 30L)
+  nb <- find_neighbours(x, theta, 30L)
   expect_identical(vecchia_at(x, y, theta, nb, threads = 1L),
                    vecchia_at(x, y, theta, nb, threads = 2L))
-  expect_identical(nb, find_neighbours(x, theta, rep(0.01, 4000), 30L, threads = 1L))
+  expect_identical(nb, find_neighbours(x, theta, 30L, threads = 1L))
 })
 
 test_that("with every earlier point a neighbour, method 'vecchia' reaches the exact MLE of all the points", {

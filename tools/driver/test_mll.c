@@ -68,7 +68,8 @@ void test_mll(void)
 
 /* With every earlier point a neighbour (m = n - 1) Vecchia's likelihood is
  * the exact one, value and gradient, whatever the order; with fewer it
- * keeps its bits across thread counts. */
+ * keeps its bits across thread counts; the neighbours found alone
+ * (vecchia_neighbours()) are the factor's. */
 void test_vecchia_mll(void)
 {
   section("Vecchia's likelihood");
@@ -97,6 +98,25 @@ void test_vecchia_mll(void)
           "Vecchia's likelihood: status");
     CHECK(v1 == value && memcmp(g1, grad, sizeof grad) == 0,
           "Vecchia's likelihood: 1 and 2 threads differ");
+    /* The neighbours alone are the factor's, and give the same likelihood. */
+    vecchia Q;
+    workspace wq;
+    workspace_init(&wq);
+    CHECK(vecchia_neighbours(&Q, &wq, &p, ms[v], 2, NULL, NULL) == SOLVER_MAX_ITER &&
+              Q.coef == NULL,
+          "Vecchia's neighbours alone: status");
+    CHECK(Q.m == P.m && memcmp(Q.order, P.order, sizeof(int) * n) == 0 &&
+              memcmp(Q.count, P.count, sizeof(int) * n) == 0,
+          "Vecchia's neighbours alone: the factor's order and counts");
+    int same = 1;
+    for (int i = 0; i < n; i++)
+      same = same && memcmp(Q.nb + (size_t)i * Q.m, P.nb + (size_t)i * P.m,
+                            sizeof(int) * (size_t)P.count[i]) == 0;
+    CHECK(same, "Vecchia's neighbours alone: the factor's neighbours");
+    CHECK(vecchia_mll(&Q, &k, &p, y, noise, 2, NULL, NULL, &v1, g1) == SOLVER_MAX_ITER &&
+              v1 == value && memcmp(g1, grad, sizeof grad) == 0,
+          "Vecchia's likelihood: the same from the neighbours alone");
+    workspace_free(&wq);
     if (v == 0) {
       CHECK_CLOSE(value, exact, 1e-9, "m = n - 1: the exact likelihood");
       for (int c = 0; c < d + 2; c++) CHECK_CLOSE(grad[c], exact_grad[c], 1e-8, "m = n - 1: the exact gradient");

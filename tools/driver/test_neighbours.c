@@ -20,7 +20,8 @@ static int by_distance(const void *a, const void *b)
 /* Every position's neighbours from the trees and from sorting all its
  * earlier points' distances; returns the positions that differ, and in
  * *exhaustive whether the largest tree sends its searches to all earlier
- * points. */
+ * points.  Positions are searched in groups of 1 to NN_GROUP in turn
+ * (nn_search(), nn_search_group()). */
 static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
 {
   const points p = {x, n, d, NULL, NULL};
@@ -32,22 +33,34 @@ static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
   if (workspace_alloc(&ws)) return n;
   nn_build(&T, NULL, NULL);
   *exhaustive = T.exhaustive[T.trees - 1];
-  double *r2 = dalloc(n > NN_LEAF ? n : NN_LEAF), *q = dalloc(d), *dist = dalloc(m);
-  int *pos = xmalloc(sizeof(int) * m);
+  double *r2 = dalloc(n > NN_LEAF ? n : NN_LEAF), *q = dalloc(d);
+  double *dist = dalloc((size_t)NN_GROUP * m);
+  int *pos = xmalloc(sizeof(int) * NN_GROUP * m);
   candidate *all = xmalloc(sizeof(candidate) * (n > 0 ? n : 1));
   int wrong = 0;
-  for (int t = 0; t < n; t++) {
-    const int k = nn_search(&T, t, m, dist, pos, r2, q);
-    if (t > 0) block_sq_dist(&p, t, &p, 0, t, r2);
-    for (int j = 0; j < t; j++) {
-      all[j].d2 = r2[j];
-      all[j].pos = j;
+  for (int t0 = 0, group = 0; t0 < n; group++) {
+    const int len = 1 + group % NN_GROUP, t1 = t0 + len < n ? t0 + len : n;
+    int k1 = -1;
+    if (len == 1)
+      k1 = nn_search(&T, t0, m, dist, pos, r2, q);
+    else
+      nn_search_group(&T, t0, t1, m, dist, pos, r2, q);
+    for (int t = t0; t < t1; t++) {
+      const int k = t < m ? t : m;
+      const double *tdist = dist + (size_t)(t - t0) * m;
+      const int *tpos = pos + (size_t)(t - t0) * m;
+      if (t > 0) block_sq_dist(&p, t, &p, 0, t, r2);
+      for (int j = 0; j < t; j++) {
+        all[j].d2 = r2[j];
+        all[j].pos = j;
+      }
+      qsort(all, (size_t)t, sizeof *all, by_distance);
+      int same = k1 < 0 || k1 == k;
+      for (int a = 0; same && a < k; a++)
+        same = tpos[a] == all[a].pos && tdist[a] == all[a].d2;
+      wrong += !same;
     }
-    qsort(all, (size_t)t, sizeof *all, by_distance);
-    int same = k == (t < m ? t : m);
-    for (int a = 0; same && a < k; a++)
-      same = pos[a] == all[a].pos && dist[a] == all[a].d2;
-    wrong += !same;
+    t0 = t1;
   }
   free(r2);
   free(q);

@@ -21,8 +21,11 @@
 #' more again now and then), because threads waiting at the end of each parallel step would
 #' otherwise take CPU time from the working ones. A fit too short to time its
 #' own steps, started within 10 seconds of one that ran on fewer threads,
-#' starts on that many while other processes still keep the CPUs busy (on
-#' Linux; elsewhere, always). Setting the environment
+#' starts on that many while other processes still keep the CPUs busy; the
+#' work outside the solvers' steps (set-up, predictions) runs on no more
+#' threads than the CPUs that other processes leave free at that moment
+#' (counted on Linux; elsewhere the first rule always applies and the second
+#' never). Setting the environment
 #' variable `OMP_WAIT_POLICY=passive` before R starts (in `~/.Renviron`, or
 #' the job script) makes waiting threads sleep instead of spin, which helps
 #' every OpenMP program on a shared machine, at a cost of a few per cent on

@@ -227,7 +227,7 @@ void glue_trace_init(glue_trace *tr, int nvalues, int max_rows, int nthreads)
   tr->progress = R_NilValue;
   tr->residual = NAN;
   tr->start = tr->last_check = omp_get_wtime();
-  if (max_rows > 0) threads_govern(nthreads, tr->start, threads_crowded);
+  if (max_rows > 0) threads_govern(nthreads, tr->start);
 }
 
 void glue_trace_progress(glue_trace *tr, SEXP settings)

@@ -75,14 +75,6 @@ int threads_limit(int requested)
   return n < 1 ? 1 : n;
 }
 
-int threads_team(int requested)
-{
-  const int n = threads_limit(requested);
-  if (!gov.active) return n;
-  const int allowed = gov.trial ? gov.alt : gov.cap;
-  return n > allowed ? allowed : n;
-}
-
 #ifdef __linux__
 /* Threads of this process that are running or ready to run: its own
  * OpenMP workers may still be spinning after the last region, and they
@@ -110,7 +102,7 @@ static int running_here(void)
   return n;
 }
 
-int threads_crowded(int team)
+int threads_others(void)
 {
   /* The fourth field of /proc/loadavg, "running/total", counts the
    * threads running or ready to run at this instant, machine-wide. */
@@ -123,16 +115,53 @@ int threads_crowded(int team)
   fclose(f);
   const int here = running >= 0 ? running_here() : -1;
   if (here < 0) return -1;
-  const int others = running > here ? running - here : 0;
-  return others + team > omp_get_num_procs();
+  return running > here ? running - here : 0;
 }
 #else
-int threads_crowded(int team)
+int threads_others(void)
 {
-  (void)team;
   return -1;
 }
 #endif
+
+/* Seconds a look at the other processes' threads stands for: a look costs
+ * tens of microseconds, and regions can follow each other far faster. */
+#define THREADS_LOOK 0.01
+
+static int (*others_now)(void) = threads_others;
+static struct {
+  double at;
+  int cpus; /* CPUs free for this process's threads, at least 1; 0: unknown */
+} room = {-1.0, 0};
+
+void threads_set_others(int (*others)(void))
+{
+  others_now = others ? others : threads_others;
+  room.at = -1.0;
+}
+
+static int free_cpus(void)
+{
+  const double now = omp_get_wtime();
+  if (room.at < 0 || now < room.at || now - room.at > THREADS_LOOK) {
+    const int others = others_now(), cpus = omp_get_num_procs();
+    room.cpus = others < 0 ? 0 : others < cpus ? cpus - others : 1;
+    room.at = now;
+  }
+  return room.cpus;
+}
+
+int threads_team(int requested)
+{
+  const int n = threads_limit(requested);
+  if (n == 1) return 1;
+  if (!gov.active) {
+    const int spare = free_cpus();
+    return spare > 0 && spare < n ? spare : n;
+  }
+  const int allowed = gov.trial ? gov.alt : gov.cap;
+  return n > allowed ? allowed : n;
+}
 
 /* What the last governed run that judged a trial settled on, and when its
  * last step ended: a busy machine stays busy from one fit to the next, and
@@ -146,13 +175,13 @@ static struct {
   double at;
 } learned = {0, 0.0};
 
-void threads_govern(int max, double now, int (*crowded)(int team))
+void threads_govern(int max, double now)
 {
   gov.active = max > 1;
   gov.stage = 0;
   gov.max = gov.cap = max;
   if (learned.cap > 0 && learned.cap < max && now >= learned.at &&
-      now - learned.at < GOVERN_MEMORY && crowded(max) != 0)
+      now - learned.at < GOVERN_MEMORY && free_cpus() < max)
     gov.cap = learned.cap;
   gov.trial = gov.judge = gov.judged = 0;
   gov.up = 0;
@@ -163,9 +192,9 @@ void threads_govern(int max, double now, int (*crowded)(int team))
   gov.rate = 0.0;
 }
 
-void threads_govern_stage(int max, double now, int (*crowded)(int team))
+void threads_govern_stage(int max, double now)
 {
-  threads_govern(max, now, crowded);
+  threads_govern(max, now);
   gov.stage = gov.active;
 }
 

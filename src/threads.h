@@ -15,7 +15,9 @@
  *   one.  Iterative solvers therefore run under a governor that times their
  *   steps on the current team size and, now and then, on half or twice as
  *   many threads, and keeps the faster; so does a stage of many short
- *   calls (Vecchia's likelihood under L-BFGS-B), as one run. */
+ *   calls (Vecchia's likelihood under L-BFGS-B), as one run.  Regions
+ *   outside such runs (set-up, predictions), too short or too few to time,
+ *   take no more threads than the CPUs other processes leave free. */
 #ifndef SDDGP_THREADS_H
 #define SDDGP_THREADS_H
 
@@ -34,20 +36,26 @@ int threads_limit(int requested);
 
 /* The team size for a region asked to run on `requested` threads:
  * threads_limit(), and at most the governor's choice while a governed run
- * is under way. */
+ * is under way; outside one, at most the CPUs that other processes'
+ * threads leave free (threads_others(), looked at no more than every
+ * THREADS_LOOK seconds), and at least one.  Called outside parallel
+ * regions only. */
 int threads_team(int requested);
 
-/* Whether a team of `team` threads would crowd the CPUs: 1 if the threads
- * other processes have ready to run now leave fewer than `team` CPUs free,
- * 0 if they leave enough, -1 where the system does not say (Linux's
- * /proc/loadavg and /proc/self/task). */
-int threads_crowded(int team);
+/* Other processes' threads running or ready to run at this instant,
+ * machine-wide: Linux's /proc/loadavg less this process's own threads
+ * (/proc/self/task); -1 where the system does not say. */
+int threads_others(void);
+
+/* Replaces threads_others() in the policy by `others` (the driver's model
+ * machines); NULL restores it. */
+void threads_set_others(int (*others)(void));
 
 /* Starts governing a run on up to `max` threads at time `now` (seconds).
  * The team starts at `max`, or at the team size a recent run settled on
- * (see GOVERN_MEMORY) unless `crowded` (threads_crowded(), or a test's
- * stand-in) says the machine now has room for `max`. */
-void threads_govern(int max, double now, int (*crowded)(int team));
+ * (see GOVERN_MEMORY) unless the other processes' threads now leave room
+ * for `max`. */
+void threads_govern(int max, double now);
 
 /* The end of a solver step at time `now`.  `regular` is 0 for steps that
  * do extra work (residual probes, metrics) or for calls between steps:
@@ -63,7 +71,7 @@ void threads_release(void);
  * regular steps (Vecchia's likelihood under L-BFGS-B): one call is too
  * short to judge a trial, the stage is not.  threads_govern() replaces it;
  * threads_end_stage() ends it. */
-void threads_govern_stage(int max, double now, int (*crowded)(int team));
+void threads_govern_stage(int max, double now);
 void threads_end_stage(void);
 
 /* 1 while a stage's run is under way. */

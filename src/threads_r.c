@@ -27,7 +27,7 @@ SEXP C_openmp_info(void)
 SEXP C_threads_stage(SEXP threads)
 {
   if (Rf_asInteger(threads) > 0)
-    threads_govern_stage(glue_threads(threads), omp_get_wtime(), threads_crowded);
+    threads_govern_stage(glue_threads(threads), omp_get_wtime());
   else
     threads_end_stage();
   return R_NilValue;

@@ -6,8 +6,9 @@
  * team size is faster, settles on that size and spends little time on the
  * other, within one call or across a stage of short calls; a short run
  * soon after a busy one starts on the busy one's team size only while the
- * machine is still crowded; a process spinning beside a team of all the
- * CPUs is seen as crowding them. */
+ * other processes still leave too few CPUs free, and regions outside a
+ * governed run take no more threads than they leave; a spinning process
+ * is seen among them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,21 +62,18 @@ static void check_fork(void)
 #endif
 }
 
-/* Stand-ins for threads_crowded(): the model machine is crowded, has room,
- * or does not say. */
-static int crowded_yes(int team)
+/* Stand-ins for threads_others(): the other processes' threads on the
+ * model machine leave no CPU free, leave all free, or are unknown. */
+static int others_busy(void)
 {
-  (void)team;
-  return 1;
+  return omp_get_num_procs();
 }
-static int crowded_no(int team)
+static int others_idle(void)
 {
-  (void)team;
   return 0;
 }
-static int crowded_unknown(int team)
+static int others_unknown(void)
 {
-  (void)team;
   return -1;
 }
 
@@ -91,7 +89,7 @@ static double governed_share(int max, const double *seconds, double drift, int b
 {
   double now = model_now + 3600.0; /* beyond the governor's memory */
   int on_best = 0;
-  threads_govern(max, now, crowded_yes);
+  threads_govern(max, now);
   for (int t = 1; t <= steps; t++) {
     const int team = threads_team(max);
     const int regular = t % 10 != 0;
@@ -114,7 +112,7 @@ static double staged_share(int max, const double *seconds, int best, int calls,
 {
   double now = model_now + 3600.0;
   int on_best = 0;
-  threads_govern_stage(max, now, crowded_yes);
+  threads_govern_stage(max, now);
   for (int c = 0; c < calls; c++) {
     threads_release();
     now += 1.0;
@@ -151,28 +149,39 @@ static void check_governor(void)
   const double share_four = governed_share(8, four, 0.0, 4, 20000);
   CHECK(share_four > 0.9, "eight asked, four best: %.3f of the steps on 4", share_four);
   /* A run too short to judge a trial, soon after a busy run, starts on the
-   * team size the busy run found while the machine is crowded or does not
-   * say; on all threads once it has room, or an hour later. */
+   * team size the busy run found while the other processes leave too few
+   * CPUs free or do not say; on all threads once they leave room, or an
+   * hour later. */
   const int all = omp_get_thread_limit() < 2 ? 1 : 2;
   governed_share(2, busy, 0.0, 1, 20000);
-  threads_govern(2, model_now + 1.0, crowded_yes);
+  threads_set_others(others_busy);
+  threads_govern(2, model_now + 1.0);
   CHECK(threads_team(2) == 1, "soon after a busy run, still crowded: one thread from the start");
   threads_release();
-  threads_govern(2, model_now + 1.0, crowded_unknown);
+  threads_set_others(others_unknown);
+  threads_govern(2, model_now + 1.0);
   CHECK(threads_team(2) == 1, "soon after a busy run, crowding unknown: one thread");
   threads_release();
-  threads_govern(2, model_now + 1.0, crowded_no);
+  threads_set_others(others_idle);
+  threads_govern(2, model_now + 1.0);
   CHECK(threads_team(2) == all, "soon after a busy run, room again: all threads");
   threads_release();
-  threads_govern(2, model_now + 3600.0, crowded_yes);
-  CHECK(threads_team(2) == all, "long after a busy run: all threads");
+  threads_set_others(others_busy);
+  threads_govern(2, model_now + 3600.0);
+  CHECK(threads_team(2) == all, "long after a busy run: all threads (the governor's to judge)");
   threads_release();
-  /* Without a governed run, and after its release, teams are as asked. */
+  /* Outside a governed run, teams are as asked where the CPUs are free or
+   * nothing is known, and one thread where other processes take them all. */
+  CHECK(threads_team(2) == 1 || all == 1, "ungoverned, the CPUs taken: one thread");
+  threads_set_others(others_unknown);
+  CHECK(threads_team(2) == all, "ungoverned, crowding unknown: as asked");
+  threads_set_others(others_idle);
   CHECK(threads_team(1) == 1, "one thread asked, one given");
-  threads_govern(2, 0.0, crowded_yes);
+  CHECK(threads_team(2) == all, "ungoverned, the CPUs free: as asked");
+  threads_govern(2, 0.0);
   threads_release();
   CHECK(threads_team(2) == all, "after release, the teams are as asked");
-  threads_govern(1, 0.0, crowded_yes);
+  threads_govern(1, 0.0);
   CHECK(threads_team(1) == 1, "a run on one thread is not governed");
   threads_release();
   /* A stage of calls too short to judge a trial each (15 steps, under one
@@ -182,8 +191,10 @@ static void check_governor(void)
   const double stage_busy = staged_share(2, busy, 1, 400, 15);
   CHECK(stage_idle > 0.9, "stage, idle: %.3f of the slabs on 2 threads", stage_idle);
   CHECK(stage_busy > 0.9, "stage, busy: %.3f of the slabs on 1 thread", stage_busy);
-  threads_govern(2, model_now + 1.0, crowded_yes);
+  threads_set_others(others_busy);
+  threads_govern(2, model_now + 1.0);
   CHECK(threads_team(2) == 1, "soon after a busy stage: one thread from the start");
+  threads_set_others(others_idle);
   threads_release();
   CHECK(threads_team(2) == all, "after the stage's end, the teams are as asked");
 }
@@ -196,14 +207,14 @@ static void sleep_ms(long ms)
 }
 #endif
 
-/* threads_crowded() on this machine: whatever else runs, a team of all the
- * CPUs beside a spinning child crowds them (where the system says). */
-static void check_crowded(void)
+/* threads_others() on this machine: whatever else runs, a spinning child
+ * is one of the other processes' threads ready to run (where the system
+ * says). */
+static void check_others(void)
 {
 #ifndef _WIN32
-  const int cpus = omp_get_num_procs();
-  const int before = threads_crowded(1);
-  CHECK(before >= -1 && before <= 1, "threads_crowded() says 1, 0 or -1 (%d)", before);
+  const int before = threads_others();
+  CHECK(before >= -1, "threads_others() says a count or -1 (%d)", before);
   fflush(NULL);
   const pid_t pid = fork();
   if (pid == 0) {
@@ -213,15 +224,15 @@ static void check_crowded(void)
   CHECK(pid > 0, "fork a spinning child");
   if (pid <= 0) return;
   sleep_ms(100);
-  int crowded = 1;
-  for (int k = 0; k < 5 && crowded; k++) {
-    const int c = threads_crowded(cpus);
-    crowded = c != 0;
+  int seen = 0;
+  for (int k = 0; k < 5 && !seen; k++) {
+    const int others = threads_others();
+    seen = others != 0;
     sleep_ms(10);
   }
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
-  CHECK(crowded, "a team of all %d CPUs beside a spinning process is crowded", cpus);
+  CHECK(seen, "a spinning process is another process's thread ready to run");
 #endif
 }
 
@@ -229,7 +240,10 @@ void test_threads(void)
 {
   section("thread policy");
   threads_init();
+  /* The model machine's CPUs are free unless a check says otherwise. */
+  threads_set_others(others_idle);
   check_fork();
   check_governor();
-  check_crowded();
+  threads_set_others(NULL);
+  check_others();
 }

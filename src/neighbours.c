@@ -290,8 +290,9 @@ static int tree_of(const nn_tree *T, int t)
 }
 
 /* Earlier points an exhaustive search reads at a time: a block that stays
- * in a core's cache while every search of the group reads it. */
-static int block_points(int d)
+ * in a core's cache while every search of the group reads it (and at
+ * least a leaf, which a tree's search reads at a time). */
+int nn_scratch(int d)
 {
   const int points = NN_BLOCK_BYTES / ((int)sizeof(double) * d);
   return points > NN_LEAF ? points : NN_LEAF;
@@ -316,7 +317,7 @@ void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
    * not once a position: from main memory, or a cache that all threads
    * share, two threads' searches would wait on each other.  Candidates
    * still reach each heap in the order of position. */
-  const int block = block_points(T->x->d), end = count > 0 ? Q[count - 1].t : 0;
+  const int block = nn_scratch(T->x->d), end = count > 0 ? Q[count - 1].t : 0;
   for (int lo = 0; lo < end; lo += block) {
     for (int i = 0; i < count; i++) {
       const int hi = lo + block < Q[i].t ? lo + block : Q[i].t;
@@ -326,13 +327,6 @@ void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
     }
   }
   for (int i = 0; i < count; i++) nearest_first(&Q[i]);
-}
-
-int nn_search(const nn_tree *T, int t, int m, double *dist, int *pos,
-              double *r2, double *q)
-{
-  nn_search_group(T, t, t + 1, m, dist, pos, r2, q);
-  return t < m ? t : m;
 }
 
 int nn_build(nn_tree *T, solver_callback callback, void *ctx)

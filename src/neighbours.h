@@ -79,16 +79,16 @@ void nn_register(nn_tree *T, workspace *ws, const points *x, int m);
  * callback asked to stop (the trees are then unusable). */
 int nn_build(nn_tree *T, solver_callback callback, void *ctx);
 
-/* The k = min(m, t) earlier points nearest to position t: their
- * positions into pos and squared distances into dist, nearest first.
- * Scratch: r2, n values, and q, d values.  Returns k. */
-int nn_search(const nn_tree *T, int t, int m, double *dist, int *pos,
-              double *r2, double *q);
-
-/* nn_search() for the positions t0 .. t1 - 1 (t1 - t0 <= NN_GROUP), t's
- * into dist and pos + (t - t0) m; the same neighbours, faster where the
- * searches are exhaustive, which then read the earlier points together. */
+/* For the positions t0 .. t1 - 1 (t1 - t0 <= NN_GROUP), each position t's
+ * k = min(m, t) earlier points nearest to it: their positions into
+ * pos + (t - t0) m and squared distances into dist + (t - t0) m, nearest
+ * first.  Exhaustive searches in a group read the earlier points together.
+ * Scratch: r2, nn_scratch(d) values, and q, d values. */
 void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
                      int *pos, double *r2, double *q);
+
+/* The values of nn_search_group()'s scratch r2 for points of d
+ * coordinates. */
+int nn_scratch(int d);
 
 #endif

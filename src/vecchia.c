@@ -189,7 +189,7 @@ static solver_status build(vecchia *P, workspace *ws, const points *x,
   int *order = P->order, *pos, *cursor;
   keyed *keys;
   double *xbuf, *scratch;
-  const size_t per_thread = (size_t)n + d + (size_t)NN_GROUP * m +
+  const size_t per_thread = (size_t)nn_scratch(d) + d + (size_t)NN_GROUP * m +
                             (size_t)(m + 1) * d + (size_t)(m + 1) * (m + 1);
   workspace work;
   workspace_init(&work);
@@ -222,7 +222,7 @@ static solver_status build(vecchia *P, workspace *ws, const points *x,
         if ((double)(t1 - t0) * (m + 1) * (m + 1) * d > PARALLEL_MIN_WORK)
     {
       const int me = omp_get_thread_num();
-      double *r2 = scratch + per_thread * me, *q = r2 + n, *dist = q + d;
+      double *r2 = scratch + per_thread * me, *q = r2 + nn_scratch(d), *dist = q + d;
       double *sub = dist + (size_t)NN_GROUP * m, *G = sub + (size_t)(m + 1) * d;
       int *gpos = pos + (size_t)NN_GROUP * m * me;
       #pragma omp for schedule(dynamic, 1)

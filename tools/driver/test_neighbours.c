@@ -20,8 +20,7 @@ static int by_distance(const void *a, const void *b)
 /* Every position's neighbours from the trees and from sorting all its
  * earlier points' distances; returns the positions that differ, and in
  * *exhaustive whether the largest tree sends its searches to all earlier
- * points.  Positions are searched in groups of 1 to NN_GROUP in turn
- * (nn_search(), nn_search_group()). */
+ * points.  Positions are searched in groups of 1 to NN_GROUP in turn. */
 static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
 {
   const points p = {x, n, d, NULL, NULL};
@@ -33,29 +32,26 @@ static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
   if (workspace_alloc(&ws)) return n;
   nn_build(&T, NULL, NULL);
   *exhaustive = T.exhaustive[T.trees - 1];
-  double *r2 = dalloc(n > NN_LEAF ? n : NN_LEAF), *q = dalloc(d);
+  /* The search's scratch as small as it may be; the brute force's its own. */
+  double *r2 = dalloc(nn_scratch(d)), *all_r2 = dalloc(n > 0 ? n : 1), *q = dalloc(d);
   double *dist = dalloc((size_t)NN_GROUP * m);
   int *pos = xmalloc(sizeof(int) * NN_GROUP * m);
   candidate *all = xmalloc(sizeof(candidate) * (n > 0 ? n : 1));
   int wrong = 0;
   for (int t0 = 0, group = 0; t0 < n; group++) {
     const int len = 1 + group % NN_GROUP, t1 = t0 + len < n ? t0 + len : n;
-    int k1 = -1;
-    if (len == 1)
-      k1 = nn_search(&T, t0, m, dist, pos, r2, q);
-    else
-      nn_search_group(&T, t0, t1, m, dist, pos, r2, q);
+    nn_search_group(&T, t0, t1, m, dist, pos, r2, q);
     for (int t = t0; t < t1; t++) {
       const int k = t < m ? t : m;
       const double *tdist = dist + (size_t)(t - t0) * m;
       const int *tpos = pos + (size_t)(t - t0) * m;
-      if (t > 0) block_sq_dist(&p, t, &p, 0, t, r2);
+      if (t > 0) block_sq_dist(&p, t, &p, 0, t, all_r2);
       for (int j = 0; j < t; j++) {
-        all[j].d2 = r2[j];
+        all[j].d2 = all_r2[j];
         all[j].pos = j;
       }
       qsort(all, (size_t)t, sizeof *all, by_distance);
-      int same = k1 < 0 || k1 == k;
+      int same = 1;
       for (int a = 0; same && a < k; a++)
         same = tpos[a] == all[a].pos && tdist[a] == all[a].d2;
       wrong += !same;
@@ -63,6 +59,7 @@ static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
     t0 = t1;
   }
   free(r2);
+  free(all_r2);
   free(q);
   free(dist);
   free(pos);

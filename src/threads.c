@@ -104,6 +104,10 @@ static int running_here(void)
 
 int threads_others(void)
 {
+  /* This process's own first: a worker that stops spinning between the
+   * two reads is then missed by both, not counted as another process's. */
+  const int here = running_here();
+  if (here < 0) return -1;
   /* The fourth field of /proc/loadavg, "running/total", counts the
    * threads running or ready to run at this instant, machine-wide. */
   FILE *f = fopen("/proc/loadavg", "r");
@@ -113,8 +117,7 @@ int threads_others(void)
   if (fscanf(f, "%lf %lf %lf %d/%d", &avg[0], &avg[1], &avg[2], &running, &total) != 5)
     running = -1;
   fclose(f);
-  const int here = running >= 0 ? running_here() : -1;
-  if (here < 0) return -1;
+  if (running < 0) return -1;
   return running > here ? running - here : 0;
 }
 #else
@@ -131,21 +134,27 @@ int threads_others(void)
 static int (*others_now)(void) = threads_others;
 static struct {
   double at;
-  int cpus; /* CPUs free for this process's threads, at least 1; 0: unknown */
-} room = {-1.0, 0};
+  int others; /* what the last look saw */
+  int cpus;   /* CPUs free for this process's threads, at least 1; 0: unknown */
+} room = {-1.0, -1, 0};
 
 void threads_set_others(int (*others)(void))
 {
   others_now = others ? others : threads_others;
   room.at = -1.0;
+  room.others = -1;
 }
 
 static int free_cpus(void)
 {
   const double now = omp_get_wtime();
   if (room.at < 0 || now < room.at || now - room.at > THREADS_LOOK) {
-    const int others = others_now(), cpus = omp_get_num_procs();
+    /* Threads seen by two looks in a row: another job's, not a daemon's
+     * passing wake-up, which would leave a CPU idle for a look's time. */
+    const int seen = others_now(), cpus = omp_get_num_procs();
+    const int others = seen < 0 || room.others < 0 || seen < room.others ? seen : room.others;
     room.cpus = others < 0 ? 0 : others < cpus ? cpus - others : 1;
+    room.others = seen;
     room.at = now;
   }
   return room.cpus;

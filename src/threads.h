@@ -38,8 +38,8 @@ int threads_limit(int requested);
  * threads_limit(), and at most the governor's choice while a governed run
  * is under way; outside one, at most the CPUs that other processes'
  * threads leave free (threads_others(), looked at no more than every
- * THREADS_LOOK seconds), and at least one.  Called outside parallel
- * regions only. */
+ * THREADS_LOOK seconds, counting the threads two looks in a row saw), and
+ * at least one.  Called outside parallel regions only. */
 int threads_team(int requested);
 
 /* Other processes' threads running or ready to run at this instant,

@@ -82,8 +82,10 @@
 #'   after one iteration and 0.90 after 13, against 1.0 for zero and 0.20
 #'   for SDD in the same 600 s: `inst/benchmarks/peers.R --budgets`), so
 #'   for predictions within a short budget use SDD's `time_limit`. As for
-#'   [sdd_control()], a finite limit leaves out the fitted values at fit
-#'   time, and such a fit is reproduced by its recorded `iterations`.
+#'   [sdd_control()], the pass over the kernel matrix at the end (fitted
+#'   values, and the residual that [predict.sddgp()] corrects the mean by)
+#'   runs under a finite limit only if it takes no longer than the limit,
+#'   and such a fit is reproduced by its recorded `iterations`.
 #' @param preconditioner `"auto"` (Vecchia's, or the pivoted Cholesky one
 #'   for the Tanimoto kernel), `"vecchia"`, `"pivoted_cholesky"` or `"none"`
 #'   (plain CG).

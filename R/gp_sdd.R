@@ -255,10 +255,12 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads, start, parallel)
-  # A pass over K(X, X), as long as an epoch of SDD: not spent when the fit
-  # has a time limit, which does not count it (fitted() computes it then).
-  if (!is.finite(fit$control$time_limit %||% Inf)) {
-    fit$fitted.values <- fitted_at_training(fit, threads, parallel)
+  # A pass over K(X, X), as long as an epoch of SDD: the fitted values and
+  # the residuals that predict() corrects the mean by (correction.R).
+  pass <- training_pass(fit, threads, parallel)
+  if (!is.null(pass)) {
+    fit$fitted.values <- named_fitted(fit, pass$mean)
+    fit$training_residual <- pass$residual
   }
   # As gp_sdd(), not the method's name, so that update() finds it.
   call[[1L]] <- quote(gp_sdd)

@@ -18,6 +18,7 @@ print.sddgp <- function(x, digits = 4, ...) {
     cat(sprintf("  %d iterations in %.1f s%s; relative residual %s%s\n", x$iterations,
                 x$seconds, why, format(final_residual(x), digits = 3), tolerance_label(x)))
   }
+  cat_lines(correction_line(x))
   cat_lines(sample_accuracy_line(x$sample_accuracy, x$tolerance))
   if (!is.null(x$choice)) cat(strwrap(x$choice$reason, indent = 2, exdent = 4), sep = "\n")
   if (short_of_accuracy(x)) cat("  ", not_converged_note(x), "\n", sep = "")
@@ -173,6 +174,7 @@ summary.sddgp <- function(object, ...) {
     residual_samples = if (!is.null(last)) last$residual_samples else NA_real_,
     tolerance = object$tolerance, choice = object$choice,
     not_converged = if (short_of_accuracy(object)) not_converged_note(object),
+    correction = correction_line(object),
     sample_accuracy = object$sample_accuracy,
     cached = object$cached, preconditioner = object$preconditioner,
     estimation = object$estimation, scaling = object$scaling,
@@ -214,6 +216,7 @@ print.summary.sddgp <- function(x, digits = 4, ...) {
                 format(x$residual, digits = 3), format(x$residual_samples, digits = 3),
                 tolerance_label(x)))
   }
+  cat_lines(x$correction)
   cat_lines(sample_accuracy_line(x$sample_accuracy, x$tolerance))
   if (!is.null(x$choice)) cat(strwrap(x$choice$reason, indent = 2, exdent = 4), sep = "\n")
   if (!is.null(x$not_converged)) cat("  ", x$not_converged, "\n", sep = "")

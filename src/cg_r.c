@@ -169,3 +169,26 @@ SEXP C_vecchia_neighbours(SEXP x, SEXP neighbours, SEXP threads)
                                                   nthreads, glue_trace_record, &tr);
   return vecchia_result(status, &P, &ws);
 }
+
+/* vecchia_predict() of the columns of R at the points xq; NULL when
+ * interrupted. */
+SEXP C_vecchia_predict(SEXP x, SEXP xq, SEXP spec, SEXP noise, SEXP neighbours, SEXP R,
+                       SEXP threads)
+{
+  const kernel k = glue_kernel(spec);
+  const points p = glue_points(x, "x"), q = glue_points(xq, "xq");
+  const double *nz = glue_doubles(noise, p.n, "noise");
+  if (q.d != p.d) Rf_error("`xq` must have the columns of `x`");
+  if (!Rf_isMatrix(R) || Rf_nrows(R) != p.n) Rf_error("`R` must be a matrix of n rows");
+  const double *r = glue_doubles(R, XLENGTH(R), "R");
+  const int nthreads = glue_threads(threads), ncol = Rf_ncols(R);
+  SEXP out = PROTECT(Rf_allocMatrix(REALSXP, q.n, ncol));
+  glue_trace tr; /* no trace rows: the callback only answers Ctrl-C */
+  glue_trace_init(&tr, 0, 0, 1);
+  const solver_status status = vecchia_predict(&k, &p, nz, &q, Rf_asInteger(neighbours), r,
+                                               ncol, REAL(out), nthreads, glue_trace_record,
+                                               &tr);
+  UNPROTECT(1);
+  if (status == SOLVER_NO_MEMORY) Rf_error("Vecchia's prediction could not allocate its workspace");
+  return status == SOLVER_STOPPED ? R_NilValue : out;
+}

@@ -22,6 +22,7 @@ SEXP C_cg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_pivchol(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_vecchia_factor(SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_vecchia_neighbours(SEXP, SEXP, SEXP);
+SEXP C_vecchia_predict(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_solve(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_dsg_matmul(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
 SEXP C_mll(SEXP, SEXP, SEXP, SEXP, SEXP, SEXP, SEXP);
@@ -58,6 +59,7 @@ static const R_CallMethodDef call_entries[] = {
   CALLDEF(C_pivchol, 8),
   CALLDEF(C_vecchia_factor, 5),
   CALLDEF(C_vecchia_neighbours, 3),
+  CALLDEF(C_vecchia_predict, 7),
   CALLDEF(C_dsg_solve, 6),
   CALLDEF(C_dsg_matmul, 7),
   CALLDEF(C_mll, 7),

@@ -146,8 +146,11 @@ static void build_node(nn_tree *T, int nd, int lo, int hi)
 
 typedef struct {
   const nn_tree *T;
-  const double *q; /* the point's coordinates */
-  int t, k, filled;
+  const points *qx; /* the query is row qi of qx */
+  int qi;
+  double *q;        /* its coordinates, filled by search_tree() */
+  int t;            /* the positions searched are 0 .. t - 1 */
+  int k, filled;
   double *dist;    /* the candidates so far, a max-heap by `farther` */
   int *pos;
   double *r2;
@@ -229,7 +232,7 @@ static void visit(query *Q, int nd, double gap)
     const points leaf = {T->coords + (size_t)node->lo * d, len, d, NULL, NULL};
     int earlier = 0;
     while (earlier < len && T->pos[node->lo + earlier] < Q->t) earlier++;
-    block_sq_dist(T->x, Q->t, &leaf, 0, earlier, Q->r2);
+    block_sq_dist(Q->qx, Q->qi, &leaf, 0, earlier, Q->r2);
     offer_all(Q, Q->r2, T->pos + node->lo, 0, earlier);
     Q->work += (double)earlier * d;
     return;
@@ -266,19 +269,17 @@ static void nearest_first(query *Q)
   }
 }
 
-/* Position t's neighbours from tree `tree`; returns the coordinates read,
- * with the search cut short past `limit` of them (a pilot's: its
- * neighbours are not used). */
-static double search_tree(const nn_tree *T, int t, int m, double *dist, int *pos,
-                          double *r2, double *q, int tree, double limit)
+/* Q's neighbours from tree `tree`, into the heap Q->dist and Q->pos
+ * nearest first; returns the coordinates read, with the search cut short
+ * past Q->limit of them (a pilot's: its neighbours are not used). */
+static double search_tree(query *Q, int tree)
 {
-  const int n = T->x->n, d = T->x->d, k = t < m ? t : m;
-  if (k <= 0) return 0.0;
-  query Q = {T, q, t, k, 0, dist, pos, r2, 0.0, limit};
-  for (int c = 0; c < d; c++) q[c] = T->x->x[(size_t)c * n + t];
-  visit(&Q, T->root[tree], 0.0);
-  nearest_first(&Q);
-  return Q.work;
+  if (Q->k <= 0) return 0.0;
+  const points *qx = Q->qx;
+  for (int c = 0; c < qx->d; c++) Q->q[c] = qx->x[(size_t)c * qx->n + Q->qi];
+  visit(Q, Q->T->root[tree], 0.0);
+  nearest_first(Q);
+  return Q->work;
 }
 
 /* The tree position t searches: the smallest that holds position t - 1. */
@@ -298,18 +299,21 @@ int nn_scratch(int d)
   return points > NN_LEAF ? points : NN_LEAF;
 }
 
-void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
-                     int *pos, double *r2, double *q)
+/* The searches of nn_search_group() (outside = 0: qx is the trees' points
+ * and row i searches the positions before i) and nn_search_outside()
+ * (outside = 1: every row searches all n positions). */
+static void search_group(const nn_tree *T, const points *qx, int q0, int q1,
+                         int outside, int m, double *dist, int *pos, double *r2, double *q)
 {
   query Q[NN_GROUP];
   int count = 0;
-  for (int t = t0; t < t1; t++) {
-    const size_t g = (size_t)(t - t0) * m;
-    const int tree = tree_of(T, t), k = t < m ? t : m;
+  for (int i = q0; i < q1; i++) {
+    const size_t g = (size_t)(i - q0) * m;
+    const int t = outside ? T->x->n : i, tree = tree_of(T, t), k = t < m ? t : m;
+    query one = {T, qx, i, q, t, k, 0, dist + g, pos + g, r2, 0.0, HUGE_VAL};
     if (!T->exhaustive[tree]) {
-      search_tree(T, t, m, dist + g, pos + g, r2, q, tree, HUGE_VAL);
+      search_tree(&one, tree);
     } else if (k > 0) {
-      const query one = {T, q, t, k, 0, dist + g, pos + g, r2, 0.0, HUGE_VAL};
       Q[count++] = one;
     }
   }
@@ -317,16 +321,30 @@ void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
    * not once a position: from main memory, or a cache that all threads
    * share, two threads' searches would wait on each other.  Candidates
    * still reach each heap in the order of position. */
-  const int block = nn_scratch(T->x->d), end = count > 0 ? Q[count - 1].t : 0;
+  int end = 0;
+  for (int i = 0; i < count; i++) end = Q[i].t > end ? Q[i].t : end;
+  const int block = nn_scratch(T->x->d);
   for (int lo = 0; lo < end; lo += block) {
     for (int i = 0; i < count; i++) {
       const int hi = lo + block < Q[i].t ? lo + block : Q[i].t;
       if (hi <= lo) continue;
-      block_sq_dist(T->x, Q[i].t, T->x, lo, hi - lo, r2);
+      block_sq_dist(qx, Q[i].qi, T->x, lo, hi - lo, r2);
       offer_all(&Q[i], r2, NULL, lo, hi - lo);
     }
   }
   for (int i = 0; i < count; i++) nearest_first(&Q[i]);
+}
+
+void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
+                     int *pos, double *r2, double *q)
+{
+  search_group(T, T->x, t0, t1, 0, m, dist, pos, r2, q);
+}
+
+void nn_search_outside(const nn_tree *T, const points *qx, int q0, int q1, int m,
+                       double *dist, int *pos, double *r2, double *q)
+{
+  search_group(T, qx, q0, q1, 1, m, dist, pos, r2, q);
 }
 
 int nn_build(nn_tree *T, solver_callback callback, void *ctx)
@@ -372,9 +390,9 @@ int nn_build(nn_tree *T, solver_callback callback, void *ctx)
       if (span >= NN_POLL_POINTS && solver_poll(callback, ctx, 0)) return 1;
       const int t = from + 1 + (int)((double)i * (span - 1) / (NN_PILOTS - 1));
       const double all = (double)t * d;
-      share += search_tree(T, t, T->m, T->pilot, T->pilot_pos, T->pilot + T->m,
-                           T->pilot + T->m + NN_LEAF, j, 2 * NN_TREE_SHARE * all) /
-               all / NN_PILOTS;
+      query Q = {T, T->x, t, T->pilot + T->m + NN_LEAF, t, t < T->m ? t : T->m, 0,
+                 T->pilot, T->pilot_pos, T->pilot + T->m, 0.0, 2 * NN_TREE_SHARE * all};
+      share += search_tree(&Q, j) / all / NN_PILOTS;
     }
     T->exhaustive[j] = share > NN_TREE_SHARE;
   }

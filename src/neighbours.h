@@ -87,6 +87,12 @@ int nn_build(nn_tree *T, solver_callback callback, void *ctx);
 void nn_search_group(const nn_tree *T, int t0, int t1, int m, double *dist,
                      int *pos, double *r2, double *q);
 
+/* nn_search_group() for points the trees do not hold: rows q0 .. q1 - 1 of
+ * qx (q1 - q0 <= NN_GROUP, qx->d = the trees' d), each one's min(m, n)
+ * nearest among all n positions. */
+void nn_search_outside(const nn_tree *T, const points *qx, int q0, int q1, int m,
+                       double *dist, int *pos, double *r2, double *q);
+
 /* The values of nn_search_group()'s scratch r2 for points of d
  * coordinates. */
 int nn_scratch(int d);

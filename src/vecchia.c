@@ -75,15 +75,16 @@ static void small_solve(const double *L, int k, int ld, double *b)
   }
 }
 
-/* Rows rows[0 .. kn - 1] of x, then row `self`, as the kn + 1 rows of sub
- * (column-major). */
-static void gather(const points *x, const int *rows, int kn, int self, double *sub)
+/* Rows rows[0 .. kn - 1] of x, then row `self` of q, as the kn + 1 rows of
+ * sub (column-major). */
+static void gather(const points *x, const int *rows, int kn, const points *q, int self,
+                   double *sub)
 {
   const int len = kn + 1;
   for (int c = 0; c < x->d; c++) {
     const double *col = x->x + (size_t)c * x->n;
     for (int a = 0; a < kn; a++) sub[a + (size_t)c * len] = col[rows[a]];
-    sub[kn + (size_t)c * len] = col[self];
+    sub[kn + (size_t)c * len] = q->x[(size_t)c * q->n + self];
   }
 }
 
@@ -127,7 +128,7 @@ static void condition_point(vecchia *P, const kernel *k, const points *xp,
 {
   const int me = order[t], m = P->m;
   const int *nb = P->nb + (size_t)me * m;
-  if (kn > 0) gather(xp, pos, kn, t, sub);
+  if (kn > 0) gather(xp, pos, kn, xp, t, sub);
   double v = condition(k, sub, kn, xp->d, noise, nb, noise[me], G, NULL);
   if (v < 0) { /* left unconditioned */
     kn = 0;
@@ -156,6 +157,37 @@ static void transpose(vecchia *P, int *next)
       P->row_val[next[j]++] = P->coef[(size_t)i * m + a];
     }
   }
+}
+
+/* A thread's scratch for searching groups of points and conditioning each
+ * on its neighbours: the search's r2 and q, the group's distances and
+ * positions, and a point's gathered inputs sub and block G (condition()). */
+typedef struct {
+  double *r2, *q, *dist, *sub, *G;
+  int *pos;
+} group_scratch;
+
+/* Its doubles and ints a thread, for points of d inputs and m neighbours. */
+static size_t group_doubles(int d, int m)
+{
+  return (size_t)nn_scratch(d) + d + (size_t)NN_GROUP * m + (size_t)(m + 1) * d +
+         (size_t)(m + 1) * (m + 1);
+}
+
+static size_t group_ints(int m) { return (size_t)NN_GROUP * m; }
+
+/* Thread me's part of the arrays of group_doubles() and group_ints() a
+ * thread. */
+static group_scratch group_scratch_of(double *doubles, int *ints, int me, int d, int m)
+{
+  group_scratch s;
+  s.r2 = doubles + group_doubles(d, m) * me;
+  s.q = s.r2 + nn_scratch(d);
+  s.dist = s.q + d;
+  s.sub = s.dist + (size_t)NN_GROUP * m;
+  s.G = s.sub + (size_t)(m + 1) * d;
+  s.pos = ints + group_ints(m) * me;
+  return s;
 }
 
 /* vecchia_init() for the points x, or with k NULL vecchia_neighbours(). */
@@ -189,14 +221,12 @@ static solver_status build(vecchia *P, workspace *ws, const points *x,
   int *order = P->order, *pos, *cursor;
   keyed *keys;
   double *xbuf, *scratch;
-  const size_t per_thread = (size_t)nn_scratch(d) + d + (size_t)NN_GROUP * m +
-                            (size_t)(m + 1) * d + (size_t)(m + 1) * (m + 1);
   workspace work;
   workspace_init(&work);
   WORKSPACE_ADD(&work, keys, n, 0);
   WORKSPACE_ADD(&work, xbuf, (size_t)n * d, 0);
-  WORKSPACE_ADD(&work, scratch, per_thread * team, 0);
-  WORKSPACE_ADD(&work, pos, (size_t)NN_GROUP * m * team, 0);
+  WORKSPACE_ADD(&work, scratch, group_doubles(d, m) * team, 0);
+  WORKSPACE_ADD(&work, pos, group_ints(m) * team, 0);
   WORKSPACE_ADD(&work, cursor, n, 0);
   points xp = {NULL, n, d, NULL, NULL};
   nn_tree T;
@@ -221,20 +251,17 @@ static solver_status build(vecchia *P, workspace *ws, const points *x,
     #pragma omp parallel num_threads(team) \
         if ((double)(t1 - t0) * (m + 1) * (m + 1) * d > PARALLEL_MIN_WORK)
     {
-      const int me = omp_get_thread_num();
-      double *r2 = scratch + per_thread * me, *q = r2 + nn_scratch(d), *dist = q + d;
-      double *sub = dist + (size_t)NN_GROUP * m, *G = sub + (size_t)(m + 1) * d;
-      int *gpos = pos + (size_t)NN_GROUP * m * me;
+      const group_scratch w = group_scratch_of(scratch, pos, omp_get_thread_num(), d, m);
       #pragma omp for schedule(dynamic, 1)
       for (int g0 = t0; g0 < t1; g0 += NN_GROUP) {
         const int g1 = g0 + NN_GROUP < t1 ? g0 + NN_GROUP : t1;
-        nn_search_group(&T, g0, g1, m, dist, gpos, r2, q);
+        nn_search_group(&T, g0, g1, m, w.dist, w.pos, w.r2, w.q);
         for (int t = g0; t < g1; t++) {
-          const int kn = t < m ? t : m, *tpos = gpos + (size_t)(t - g0) * m;
+          const int kn = t < m ? t : m, *tpos = w.pos + (size_t)(t - g0) * m;
           int *nb = P->nb + (size_t)order[t] * m;
           for (int a = 0; a < kn; a++) nb[a] = order[tpos[a]];
           if (k)
-            condition_point(P, k, &xp, order, noise, t, kn, tpos, sub, G);
+            condition_point(P, k, &xp, order, noise, t, kn, tpos, w.sub, w.G);
           else
             P->count[order[t]] = kn;
         }
@@ -312,7 +339,7 @@ static void mll_term(const vecchia *P, const kernel *k, const points *x,
   double *D = G + (size_t)(m + 1) * (m + 1), *w = D + (size_t)(m + 1) * (m + 1);
   double *c = w + m;
   const double kdiag = kernel_diagonal(k);
-  if (kn > 0) gather(x, nb, kn, i, sub);
+  if (kn > 0) gather(x, nb, kn, x, i, sub);
   double v = condition(k, sub, kn, d, noise, nb, noise[i], G, D);
   if (v < 0) { /* unconditioned, as in the factor */
     kn = 0;
@@ -403,6 +430,66 @@ solver_status vecchia_mll(const vecchia *P, const kernel *k, const points *x,
     double s = 0.0;
     for (int i = 0; i < n; i++) s += terms[(size_t)i * width + j];
     if (j == 0) *value = s; else grad[j - 1] = s;
+  }
+
+done:
+  workspace_free(&ws);
+  return status;
+}
+
+solver_status vecchia_predict(const kernel *k, const points *x, const double *noise,
+                              const points *xq, int m, const double *R, int ncol,
+                              double *out, int nthreads, solver_callback callback,
+                              void *ctx)
+{
+  const int n = x->n, nq = xq->n, d = x->d;
+  if (m > n) m = n;
+  const int most = threads_limit(nthreads);
+  double *scratch;
+  int *pos;
+  workspace ws;
+  workspace_init(&ws);
+  WORKSPACE_ADD(&ws, scratch, group_doubles(d, m) * most, 0);
+  WORKSPACE_ADD(&ws, pos, group_ints(m) * most, 0);
+  nn_tree T;
+  nn_register(&T, &ws, x, m);
+  solver_status status = SOLVER_NO_MEMORY;
+  if (workspace_alloc(&ws)) goto done;
+  status = SOLVER_STOPPED;
+  if (nn_build(&T, callback, ctx)) goto done;
+  status = SOLVER_MAX_ITER;
+  for (int i0 = 0; i0 < nq; i0 += VECCHIA_SLAB) {
+    if (solver_poll(callback, ctx, 0)) {
+      status = SOLVER_STOPPED;
+      goto done;
+    }
+    const int i1 = i0 + VECCHIA_SLAB < nq ? i0 + VECCHIA_SLAB : nq;
+    /* Each new point's row of out is one thread's: the bits never depend
+     * on the schedule. */
+    #pragma omp parallel num_threads(threads_team(nthreads)) \
+        if ((double)(i1 - i0) * (m + 1) * (m + 1) * d > PARALLEL_MIN_WORK)
+    {
+      const group_scratch w = group_scratch_of(scratch, pos, omp_get_thread_num(), d, m);
+      #pragma omp for schedule(dynamic, 1)
+      for (int g0 = i0; g0 < i1; g0 += NN_GROUP) {
+        const int g1 = g0 + NN_GROUP < i1 ? g0 + NN_GROUP : i1;
+        nn_search_outside(&T, xq, g0, g1, m, w.dist, w.pos, w.r2, w.q);
+        for (int i = g0; i < g1; i++) {
+          const int *nb = w.pos + (size_t)(i - g0) * m;
+          gather(x, nb, m, xq, i, w.sub);
+          /* Not conditioned (a block not numerically positive definite):
+           * no correction. */
+          const int ok = condition(k, w.sub, m, d, noise, nb, 0.0, w.G, NULL) >= 0;
+          const double *b = w.G + (size_t)m * (m + 1);
+          for (int c = 0; c < ncol; c++) {
+            const double *r = R + (size_t)c * n;
+            double s = 0.0;
+            for (int a = 0; ok && a < m; a++) s += b[a] * r[nb[a]];
+            out[i + (size_t)c * nq] = s;
+          }
+        }
+      }
+    }
   }
 
 done:

@@ -75,4 +75,20 @@ solver_status vecchia_mll(const vecchia *P, const kernel *k, const points *x,
                           solver_callback callback, void *ctx, double *value,
                           double *grad);
 
+/* Vecchia's prediction of the columns of R (n x ncol, values at the
+ * points x) at new points xq (scaled inputs, as x): each new point given
+ * its m nearest points of x (fewer when n < m), N, by the kriging weights
+ * b = H[N, N]^-1 k(x_N, x*) with H = K + diag(noise), so out[i + c nq] =
+ * b'R[N, c] (nq x ncol, column-major): the prediction of Katzfuss, Guinness,
+ * Gong and Zilber (2020), "Vecchia approximations of Gaussian-process
+ * predictions", JABES 25, with the new points conditioned on observed
+ * points only.  A new point whose neighbours' block is not numerically
+ * positive definite gets 0.  O(nq m^3) after a k-d tree of x; the callback
+ * is polled between slabs of new points.  Returns SOLVER_MAX_ITER when out
+ * is set, SOLVER_STOPPED or SOLVER_NO_MEMORY. */
+solver_status vecchia_predict(const kernel *k, const points *x, const double *noise,
+                              const points *xq, int m, const double *R, int ncol,
+                              double *out, int nthreads, solver_callback callback,
+                              void *ctx);
+
 #endif

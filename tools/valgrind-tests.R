@@ -101,5 +101,15 @@ ok <- tryCatch({
 }, error = function(e) { message("vecchia: ", conditionMessage(e)); FALSE })
 cat(sprintf("%-8s %s\n", "vecchia", if (ok) "ok" else "FAILED"))
 tally(ok)
+# predict()'s correction of the mean (Vecchia's prediction of the fit's
+# residual): with every training point a neighbour, five steps of SDD
+# predict the exact mean.
+ok <- tryCatch({
+  fit <- suppressWarnings(gp_sdd(x, y, kernel = ker, noise = noise,
+                                 control = sdd_control(iterations = 5)))
+  max(abs(predict(fit, xt, neighbours = n) - exact_mean(fit, xt))) < 1e-8
+}, error = function(e) { message("correction: ", conditionMessage(e)); FALSE })
+cat(sprintf("%-8s %s\n", "correct", if (ok) "ok" else "FAILED"))
+tally(ok)
 cat(sprintf("%d of %d checks pass\n", passed, passed + failed))
 if (failed > 0) quit(status = 1L)

@@ -48,7 +48,9 @@
 # Time to accuracy (--budgets): sddgp alone, by the same protocol at each
 # budget in turn (one CSV row per d, method and budget, in its own file),
 # with sdd_control()'s defaults otherwise (the inducing-point warm start
-# among them).  The column load is the 1-minute load average at the end
+# among them), predicting with predict()'s default correction of the mean
+# (`neighbours`); the columns rmse_uncorrected and rmse_f_uncorrected score
+# the same fit predicting without it (neighbours = 0, untimed).  The column load is the 1-minute load average at the end
 # of the run (its own 2 threads included).  A table then compares each row
 # with the most accurate peer in --peers (GpGp, laGP, the exact subset)
 # that finished within the budget; --table=true prints it alone, running
@@ -181,7 +183,8 @@ for (d in dims) {
       fit <- sdd_at(10L * planned, time_limit = limit, averaging_rate = min(1, 100 / planned))
       predict(fit, xt, threads = threads)
     })
-    c(sdd, list(fit = fit, detail = sprintf(paste(
+    uncorrected <- predict(fit, xt, neighbours = 0, threads = threads)
+    c(sdd, list(fit = fit, uncorrected = uncorrected, detail = sprintf(paste(
       "sddgp %s, %d steps in a time limit of %.0f s at a budget of %.0f s (%.1f ms a step",
       "in the 50-step pilot, %.1f ms in the run; %.1f s outside the iterations)"),
       utils::packageVersion("sddgp"), fit$iterations, limit, budget,
@@ -194,7 +197,10 @@ for (d in dims) {
         run(method, function() {
           sdd <- sdd_within(precision, b)
           score(method, sdd$value, sdd$seconds, sdd$detail,
-                list(budget = b, steps = sdd$fit$iterations, load = load_average()))
+                list(budget = b, steps = sdd$fit$iterations, load = load_average(),
+                     corrected = !is.null(sdd$fit$training_residual),
+                     rmse_uncorrected = sqrt(mean((sdd$uncorrected - yt)^2)),
+                     rmse_f_uncorrected = sqrt(mean((sdd$uncorrected - ft)^2))))
         }, budget = b)
       }
     } else {

@@ -17,8 +17,32 @@ static int by_distance(const void *a, const void *b)
   return x->pos - y->pos;
 }
 
+/* Row qi of qx's first `count` candidates among positions 0 .. count - 1
+ * of p, sorted by distance, ties to the earlier position; all_r2 and all
+ * are scratch of count. */
+static void sorted_candidates(const points *p, const points *qx, int qi, int count,
+                              double *all_r2, candidate *all)
+{
+  if (count > 0) block_sq_dist(qx, qi, p, 0, count, all_r2);
+  for (int j = 0; j < count; j++) {
+    all[j].d2 = all_r2[j];
+    all[j].pos = j;
+  }
+  qsort(all, (size_t)count, sizeof *all, by_distance);
+}
+
+/* Whether k neighbours at positions pos and distances dist are the first
+ * k of all. */
+static int same_neighbours(const int *pos, const double *dist, const candidate *all, int k)
+{
+  int same = 1;
+  for (int a = 0; same && a < k; a++) same = pos[a] == all[a].pos && dist[a] == all[a].d2;
+  return same;
+}
+
 /* Every position's neighbours from the trees and from sorting all its
- * earlier points' distances; returns the positions that differ, and in
+ * earlier points' distances, then those of n points outside the trees
+ * among all n; returns the searches that differ, and in
  * *exhaustive whether the largest tree sends its searches to all earlier
  * points.  Positions are searched in groups of 1 to NN_GROUP in turn. */
 static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
@@ -42,22 +66,34 @@ static int compare_search(const double *x, int n, int d, int m, int *exhaustive)
     const int len = 1 + group % NN_GROUP, t1 = t0 + len < n ? t0 + len : n;
     nn_search_group(&T, t0, t1, m, dist, pos, r2, q);
     for (int t = t0; t < t1; t++) {
-      const int k = t < m ? t : m;
-      const double *tdist = dist + (size_t)(t - t0) * m;
-      const int *tpos = pos + (size_t)(t - t0) * m;
-      if (t > 0) block_sq_dist(&p, t, &p, 0, t, all_r2);
-      for (int j = 0; j < t; j++) {
-        all[j].d2 = all_r2[j];
-        all[j].pos = j;
-      }
-      qsort(all, (size_t)t, sizeof *all, by_distance);
-      int same = 1;
-      for (int a = 0; same && a < k; a++)
-        same = tpos[a] == all[a].pos && tdist[a] == all[a].d2;
-      wrong += !same;
+      sorted_candidates(&p, &p, t, t, all_r2, all);
+      wrong += !same_neighbours(pos + (size_t)(t - t0) * m, dist + (size_t)(t - t0) * m,
+                                all, t < m ? t : m);
     }
     t0 = t1;
   }
+  /* Points the trees do not hold (nn_search_outside()), among all n: the
+   * first 2n/3 positions moved by a tenth of their spread, and a third
+   * as new points; 2n/3 .. n - 1 repeat positions exactly, so distance 0
+   * ties with the position itself. */
+  const int nq = n;
+  double *xq = dalloc((size_t)(nq > 0 ? nq : 1) * d);
+  for (int j = 0; j < d; j++)
+    for (int i = 0; i < nq; i++)
+      xq[i + (size_t)j * nq] = i < 2 * n / 3 ? x[i + (size_t)j * n] + 0.1 * (i % 7 - 3) / 3.0
+                                             : x[(n - 1 - i) + (size_t)j * n];
+  const points qp = {xq, nq, d, NULL, NULL};
+  for (int i0 = 0, group = 0; i0 < nq; group++) {
+    const int len = 1 + group % NN_GROUP, i1 = i0 + len < nq ? i0 + len : nq;
+    nn_search_outside(&T, &qp, i0, i1, m, dist, pos, r2, q);
+    for (int i = i0; i < i1; i++) {
+      sorted_candidates(&p, &qp, i, n, all_r2, all);
+      wrong += !same_neighbours(pos + (size_t)(i - i0) * m, dist + (size_t)(i - i0) * m,
+                                all, n < m ? n : m);
+    }
+    i0 = i1;
+  }
+  free(xq);
   free(r2);
   free(all_r2);
   free(q);
@@ -105,7 +141,7 @@ void test_neighbours(void)
     for (int j = 0; j < cases[c].d; j++)
       memcpy(x + (size_t)j * cases[c].n, cases[c].x + (size_t)j * n,
              sizeof(double) * cases[c].n);
-    snprintf(what, sizeof what, "neighbours: %s, positions that differ", cases[c].name);
+    snprintf(what, sizeof what, "neighbours: %s, searches that differ", cases[c].name);
     int exhaustive;
     const int wrong = compare_search(x, cases[c].n, cases[c].d, cases[c].m, &exhaustive);
     CHECK(wrong == 0, "%s: %d", what, wrong);

@@ -163,8 +163,13 @@
 #'   weights of the mean (`alpha`) and of the samples (`alpha_samples`), the
 #'   prior draws behind the samples, the solver settings, a convergence trace,
 #'   timings, the posterior mean at the training inputs (`fitted.values`,
-#'   in the units of `y`; `NULL` after a fit with a finite `time_limit`,
-#'   where `fitted()` and `residuals()` compute it on each call), the log marginal likelihood when it was cheap to
+#'   in the units of `y`; `NULL` after a fit with a finite `time_limit`
+#'   whose pass over the kernel matrix would have taken longer than the
+#'   limit, where `fitted()` and `residuals()` compute it on each call),
+#'   for the iterative solvers whose weights are over the training inputs
+#'   the residual of their solve (`training_residual`, standardised units,
+#'   a column per output) by which [predict.sddgp()] corrects the mean,
+#'   the log marginal likelihood when it was cheap to
 #'   compute (`log_likelihood`, else `NULL`; see [logLik.sddgp()]) and, for
 #'   the solvers with a kernel cache (SDD, SGD, CG), `cached`: whether the
 #'   kernel matrix was cached. See [predict.sddgp()], [simulate.sddgp()],

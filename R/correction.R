@@ -21,16 +21,19 @@ correctable <- function(fit) {
 # first rows, it would take no longer than the limit; else NULL.
 training_pass <- function(fit, threads, parallel = NULL) {
   limit <- fit$control$time_limit %||% Inf
-  if (is.finite(limit) && !correctable(fit)) return(NULL)
-  rows <- seq_len(fit$n)
-  first <- rows[seq_len(min(fit$n, 2048L))]
-  start <- proc.time()[["elapsed"]]
-  mean <- posterior_moments(fit, fit$x[first, , drop = FALSE], FALSE, threads,
-                            parallel = parallel)$mean
-  if (!pass_fits(limit, proc.time()[["elapsed"]] - start, length(first), fit$n)) return(NULL)
-  if (fit$n > length(first)) {
-    mean <- rbind(mean, posterior_moments(fit, fit$x[-first, , drop = FALSE], FALSE, threads,
-                                          parallel = parallel)$mean)
+  mean_at <- function(rows) {
+    posterior_moments(fit, fit$x[rows, , drop = FALSE], FALSE, threads,
+                      parallel = parallel)$mean
+  }
+  if (!is.finite(limit)) {
+    mean <- mean_at(seq_len(fit$n))
+  } else {
+    if (!correctable(fit)) return(NULL)
+    first <- seq_len(min(fit$n, 2048L))
+    start <- proc.time()[["elapsed"]]
+    mean <- mean_at(first)
+    if (!pass_fits(limit, proc.time()[["elapsed"]] - start, length(first), fit$n)) return(NULL)
+    if (fit$n > length(first)) mean <- rbind(mean, mean_at(-first))
   }
   out <- list(mean = mean)
   if (correctable(fit)) {

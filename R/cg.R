@@ -83,7 +83,7 @@
 #'   for SDD in the same 600 s: `inst/benchmarks/peers.R --budgets`), so
 #'   for predictions within a short budget use SDD's `time_limit`. As for
 #'   [sdd_control()], the pass over the kernel matrix at the end (fitted
-#'   values, and the residual that [predict.sddgp()] corrects the mean by)
+#'   values, and the residuals that [predict.sddgp()] corrects by)
 #'   runs under a finite limit only if it takes no longer than the limit,
 #'   and such a fit is reproduced by its recorded `iterations`.
 #' @param preconditioner `"auto"` (Vecchia's, or the pivoted Cholesky one

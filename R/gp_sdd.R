@@ -167,8 +167,9 @@
 #'   whose pass over the kernel matrix would have taken longer than the
 #'   limit, where `fitted()` and `residuals()` compute it on each call),
 #'   for the iterative solvers whose weights are over the training inputs
-#'   the residual of their solve (`training_residual`, standardised units,
-#'   a column per output) by which [predict.sddgp()] corrects the mean,
+#'   the residuals of their solves (`training_residual`, standardised
+#'   units, a column per output and then one per sample) by which
+#'   [predict.sddgp()] corrects the mean and the samples,
 #'   the log marginal likelihood when it was cheap to
 #'   compute (`log_likelihood`, else `NULL`; see [logLik.sddgp()]) and, for
 #'   the solvers with a kernel cache (SDD, SGD, CG), `cached`: whether the
@@ -260,13 +261,6 @@ gp_sdd.default <- function(x, y, kernel = "matern32", noise = NULL,
                    chosen$control, colnames(x), threads)
   fit$estimation <- estimated
   fit <- fit_posterior(fit, samples, threads, start, parallel)
-  # A pass over K(X, X), as long as an epoch of SDD: the fitted values and
-  # the residuals that predict() corrects the mean by (correction.R).
-  pass <- training_pass(fit, threads, parallel)
-  if (!is.null(pass)) {
-    fit$fitted.values <- named_fitted(fit, pass$mean)
-    fit$training_residual <- pass$residual
-  }
   # As gp_sdd(), not the method's name, so that update() finds it.
   call[[1L]] <- quote(gp_sdd)
   fit$call <- call
@@ -380,6 +374,13 @@ fit_posterior <- function(fit, samples, threads, start = NULL, parallel = NULL) 
   fit$cached <- sol$cached  # whether K was cached; NULL for solvers without a cache
   fit$preconditioner <- sol$preconditioner  # CG's, in words; else NULL
   fit$log_likelihood <- fit_log_likelihood(fit, sol, threads)  # NULL: logLik() computes it
+  # A pass over K(X, X), as long as an epoch of SDD: the fitted values and
+  # the residuals that predict() corrects by (correction.R).
+  pass <- training_pass(fit, problem$rhs, threads, parallel)
+  if (!is.null(pass)) {
+    fit$fitted.values <- named_fitted(fit, pass$mean)
+    fit$training_residual <- pass$residual
+  }
   fit
 }
 

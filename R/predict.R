@@ -34,7 +34,10 @@
 #'     samples short (a tolerance given, or further solves that run out of
 #'     budget) warns with class `sddgp_warning_samples_inaccurate` and names
 #'     the tolerance needed; one that stops short of its tolerance gives the
-#'     warning of class `sddgp_warning_not_converged` instead. On 3000 points with a kernel variance 100 times the
+#'     warning of class `sddgp_warning_not_converged` instead. At new points
+#'     the samples of SDD, SGD and CG are corrected from their nearest
+#'     training points, which shrinks that error (see `neighbours`).
+#'     On 3000 points with a kernel variance 100 times the
 #'     targets' (`inst/benchmarks/standard_errors.R`), the relative residual
 #'     that suffices for the mean overstated the variance 4.8 to 7.1 times.
 #'     The random features' frequencies are importance-sampled, half of
@@ -92,26 +95,29 @@
 #'   [stats::na.fail()] makes them an error (class `sddgp_error_argument`).
 #'   A function or its name.
 #' @param chunk_size Rows of `newdata` handled at a time.
-#' @param neighbours Training points that correct the mean at each new
-#'   point; `0` for no correction. An iterative solver stops at weights
-#'   \eqn{\alpha}{alpha} whose residual \eqn{r = y - (K + \lambda
-#'   I)\alpha}{r = y - (K + lambda I) alpha} is not zero, and the exact mean
-#'   adds \eqn{k(x_*, X)(K + \lambda I)^{-1} r}{k(x*, X) (K + lambda I)^-1 r};
-#'   the fit keeps \eqn{r}{r} (from its pass over the kernel matrix), and the
-#'   prediction adds Vecchia's approximation of that term: the kriging
-#'   prediction of \eqn{r}{r} at \eqn{x_*}{x*} from its `neighbours` nearest
-#'   training points (Katzfuss, Guinness, Gong and Zilber 2020, "Vecchia
-#'   approximations of Gaussian-process predictions", JABES 25). It vanishes
-#'   as the solve converges, and makes a fit stopped early by its time limit
-#'   or iteration budget predict far better: on 100,000 points in 8
-#'   dimensions (`inst/benchmarks/peers.R --budgets`) see the benchmarks
-#'   README. Only the mean at `newdata` is corrected, not the samples or
-#'   standard errors; without `newdata`, as [fitted()] and [residuals()],
-#'   `predict()` gives the uncorrected mean at the training inputs. Fits without
-#'   residuals are not corrected: exact (Cholesky) fits, the solvers whose
-#'   basis is not the training inputs (SVGP, random features), the Tanimoto
-#'   kernel, and fits with a time limit whose pass over the kernel matrix
-#'   would have taken longer than the limit.
+#' @param neighbours Training points that correct the mean and the sample
+#'   paths at each new point; `0` for no correction. An iterative solver
+#'   stops at weights \eqn{\alpha}{alpha} whose residual \eqn{r = y - (K +
+#'   \lambda I)\alpha}{r = y - (K + lambda I) alpha} is not zero, and the
+#'   exact mean adds \eqn{k(x_*, X)(K + \lambda I)^{-1} r}{k(x*, X) (K +
+#'   lambda I)^-1 r}; the fit keeps \eqn{r}{r} (from its pass over the
+#'   kernel matrix), and the prediction adds Vecchia's approximation of that
+#'   term: the kriging prediction of \eqn{r}{r} at \eqn{x_*}{x*} from its
+#'   `neighbours` nearest training points (Katzfuss, Guinness, Gong and
+#'   Zilber 2020, "Vecchia approximations of Gaussian-process predictions",
+#'   JABES 25). Each sample's system has a residual too, kept and corrected
+#'   alike, so the standard errors and intervals from the samples follow.
+#'   The correction vanishes as the solves converge, and with all training
+#'   points as neighbours it gives the exact solution's mean and samples; it
+#'   makes a fit stopped early by its time limit or iteration budget predict
+#'   far better: on 100,000 points in 8 dimensions (`inst/benchmarks/peers.R
+#'   --budgets`) see the benchmarks README. Without `newdata`, as [fitted()]
+#'   and [residuals()], `predict()` gives the uncorrected mean and standard
+#'   errors at the training inputs; [simulate()]'s paths are not corrected.
+#'   Fits without residuals are not corrected: exact (Cholesky) fits, the
+#'   solvers whose basis is not the training inputs (SVGP, random features),
+#'   the Tanimoto kernel, and fits with a time limit whose pass over the
+#'   kernel matrix would have taken longer than the limit.
 #' @param threads Number of threads; `NULL` uses [sddgp_threads()].
 #' @param parallel `NULL`, or [sddgp_future()] to predict blocks of
 #'   `chunk_size` rows as futures on the current [future::plan()], with
@@ -158,15 +164,11 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
   }
   # Rows with missing values (na.pass) predict NA.
   complete <- complete_rows(xnew)
+  # Without newdata, the fitted values: fitted() does not correct them.
   post <- posterior_moments(object, xnew[complete, , drop = FALSE], need_var, threads,
-                            chunk_size, parallel)
+                            chunk_size, parallel, if (at_training) 0L else neighbours)
   mean <- matrix(NA_real_, nrow(xnew), q)
   mean[complete, ] <- post$mean
-  # Without newdata, the fitted values: fitted() does not correct them.
-  if (!at_training) {
-    mean[complete, ] <- mean[complete, ] +
-      mean_correction(object, xnew[complete, , drop = FALSE], neighbours, threads)
-  }
   var <- rep(NA_real_, nrow(xnew))
   if (need_var) var[complete] <- post$var
   # NA at the rows na.exclude() left out (as lm): the fit's at the training
@@ -197,9 +199,10 @@ predict.sddgp <- function(object, newdata, se.fit = FALSE,
 # The posterior mean of f (a column per output) and, if need_var, its
 # variance (standardised units, the same for every output) at the
 # standardised inputs x, `chunk_size` rows at a time: from the exact factor
-# (exact_variance()) or the fit's samples.
+# (exact_variance()) or the fit's samples; both corrected from `neighbours`
+# training points (correction.R).
 posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L,
-                              parallel = NULL) {
+                              parallel = NULL, neighbours = 0L) {
   exact <- need_var && exact_variance(object)
   factor <- NULL
   if (exact) {
@@ -208,7 +211,7 @@ posterior_moments <- function(object, x, need_var, threads, chunk_size = 4096L,
     chunk_size <- min(chunk_size, max(16L, floor(2^23 / object$n)))
   }
   ctx <- list(object = object, need_var = need_var, exact = exact, factor = factor,
-              box = near_box(object))
+              box = near_box(object), neighbours = neighbours)
   parts <- map_pieces(x, chunks(nrow(x), chunk_size), moments_piece, ctx, parallel,
                       threads, "Predicting")
   mean <- matrix(0, nrow(x), NCOL(object$alpha))
@@ -226,7 +229,8 @@ moments_piece <- function(ctx, xc, threads) {
   var <- if (ctx$need_var) rep(object$kernel$variance, nrow(xc))
   if (all(far)) return(list(mean = mean, var = var))
   xn <- xc[!far, , drop = FALSE]
-  post <- posterior_at(object, xn, ctx$need_var && !ctx$exact, threads)
+  post <- posterior_at(object, xn, ctx$need_var && !ctx$exact, threads,
+                       neighbours = ctx$neighbours)
   mean[!far, ] <- post$mean
   if (ctx$exact) var[!far] <- exact_variance_at(object, ctx$factor, xn, threads)
   else if (ctx$need_var) var[!far] <- rowMeans(post$centred^2)
@@ -249,14 +253,17 @@ named_fitted <- function(fit, mean) {
 }
 
 # Mean (standardised units) at standardised inputs x, and if asked the
-# zero-mean sample paths f0_s(x) - basis(x) alpha_s (see solve.R).  Rows of
-# x must not be far_rows() (see check_near()).
+# zero-mean sample paths f0_s(x) - basis(x) alpha_s (see solve.R), with
+# basis(x) alpha corrected from `neighbours` training points (the fit's own
+# samples only).  Rows of x must not be far_rows() (see check_near()).
 posterior_at <- function(object, x, with_samples, threads,
-                         alpha_samples = object$alpha_samples, prior = object$prior) {
+                         alpha_samples = object$alpha_samples, prior = object$prior,
+                         neighbours = 0L) {
   # The mean's weights: a column per output.
   means <- seq_len(NCOL(object$alpha))
   A <- if (with_samples) cbind(object$alpha, alpha_samples) else as.matrix(object$alpha)
-  BA <- basis_matmul(object, x, A, threads)
+  BA <- basis_matmul(object, x, A, threads) +
+    residual_correction(object, x, neighbours, seq_len(ncol(A)), threads)
   out <- list(mean = BA[, means])
   if (with_samples) {
     out$centred <- prior_values(prior, object$kernel, x, threads) - BA[, -means, drop = FALSE]

@@ -193,11 +193,12 @@
 #'   warm start are not counted), keeping the averaged iterate reached, with status
 #'   `"time limit"`; `Inf` for no limit. The fit ends with a pass over the
 #'   kernel matrix, as long as an epoch of SDD, which the limit does not
-#'   count: it gives the fitted values and the residual by which
-#'   [predict.sddgp()] corrects the mean (its `neighbours`), which makes a
+#'   count: it gives the fitted values and the residuals by which
+#'   [predict.sddgp()] corrects the mean and the samples (its
+#'   `neighbours`), which makes a
 #'   fit stopped by the limit predict far better. Under a finite limit the
 #'   pass runs only if, timed on its first rows, it takes no longer than
-#'   the limit; else the mean is not corrected, and [fitted()] and
+#'   the limit; else the predictions are not corrected, and [fitted()] and
 #'   [residuals()] compute the pass when called. How many steps fit depends on the
 #'   machine and its load, so such a fit is reproduced by its recorded
 #'   `iterations`, not by the limit (give `averaging_rate` too, whose

@@ -101,13 +101,14 @@ ok <- tryCatch({
 }, error = function(e) { message("vecchia: ", conditionMessage(e)); FALSE })
 cat(sprintf("%-8s %s\n", "vecchia", if (ok) "ok" else "FAILED"))
 tally(ok)
-# predict()'s correction of the mean (Vecchia's prediction of the fit's
-# residual): with every training point a neighbour, five steps of SDD
-# predict the exact mean.
+# predict()'s correction of the mean and samples (Vecchia's prediction of
+# the fit's residuals): with every training point a neighbour, five steps
+# of SDD predict the exact mean.
 ok <- tryCatch({
-  fit <- suppressWarnings(gp_sdd(x, y, kernel = ker, noise = noise,
+  fit <- suppressWarnings(gp_sdd(x, y, kernel = ker, noise = noise, samples = 4,
                                  control = sdd_control(iterations = 5)))
-  max(abs(predict(fit, xt, neighbours = n) - exact_mean(fit, xt))) < 1e-8
+  p <- predict(fit, xt, se.fit = TRUE, neighbours = n)
+  max(abs(p$fit - exact_mean(fit, xt))) < 1e-8 && all(is.finite(p$se.fit))
 }, error = function(e) { message("correction: ", conditionMessage(e)); FALSE })
 cat(sprintf("%-8s %s\n", "correct", if (ok) "ok" else "FAILED"))
 tally(ok)

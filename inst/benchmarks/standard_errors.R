@@ -24,6 +24,9 @@
 #                   (sddgp 0.2.0's for all systems), given, so that the
 #                   samples are not solved on and the fit warns instead;
 #   sdd_default     gp_sdd(solver = "sdd") with its defaults.
+# The fitted methods' standard errors are predict()'s, whose samples are
+# corrected from 50 nearest training points (`neighbours`, correction.R);
+# a row <method>_uncorrected each gives them with neighbours = 0.
 #
 #   Rscript inst/benchmarks/standard_errors.R [--seeds=1,2] [--threads=2]
 #       [--cases=elevators_published,bike_published,large_prior_variance,tiny_noise]
@@ -211,8 +214,11 @@ for (case in names(cases)) {
           invokeRestart("muffleWarning")
         })
       seconds <- proc.time()[["elapsed"]] - start
-      se <- predict(fit, p$x_new, se.fit = TRUE)$se.fit
-      record(method, seed, se^2, fit, warned, seconds, short = short)
+      for (neighbours in c(50L, 0L)) {
+        se <- predict(fit, p$x_new, se.fit = TRUE, neighbours = neighbours)$se.fit
+        record(paste0(method, if (neighbours == 0L) "_uncorrected"), seed, se^2, fit, warned,
+               seconds, short = short)
+      }
     }
   }
 }

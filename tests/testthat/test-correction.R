@@ -1,5 +1,5 @@
-# Vecchia's correction of an iterative fit's mean (correction.R):
-# predict()'s `neighbours`.
+# Vecchia's correction of an iterative fit's mean and samples
+# (correction.R): predict()'s `neighbours`.
 
 # SDD stopped far from the solution on n points in d dimensions, in the
 # data's units (standardize = FALSE), with the data and the kernel.
@@ -90,6 +90,56 @@ test_that("a fit of several outputs corrects each, and threads do not change the
   m <- early_fit(n = 3000, iterations = 20)
   xt <- make_inputs(3000, 2)
   expect_identical(predict(m$fit, xt, threads = 1), predict(m$fit, xt, threads = 2))
+})
+
+# The same samples (prior draws and noise) solved exactly and by SDD
+# stopped after `iterations` steps, on n points in 2 dimensions.
+sample_fits <- function(n = 200, iterations = 5, samples = 8) {
+  data <- make_data(n, 2, seed = 7)
+  kernel <- matern(3/2, c(0.3, 0.3), 1)
+  fit <- function(solver, control = NULL) {
+    withr::with_seed(5, gp_sdd(data$x, data$y, kernel = kernel, noise = 0.01, solver = solver,
+                               samples = samples, standardize = FALSE, threads = 1,
+                               control = control))
+  }
+  list(exact = fit("cholesky"),
+       short = suppressWarnings(fit("sdd", sdd_control(tolerance = 0, iterations = iterations))),
+       x = data$x)
+}
+
+test_that("each sample's residual is kept, and corrects its path", {
+  m <- sample_fits()
+  expect_equal(m$exact$prior, m$short$prior)  # the same draws
+  # The exact solve meets b = H alpha_exact, so b - H alpha = H (alpha_exact - alpha).
+  H <- ref_kernel(m$x, m$x, "matern32", 0.3) + diag(0.01, 200)
+  r <- m$short$training_residual
+  expect_equal(dim(r), c(200L, 9L))
+  expect_equal(r[, -1L], H %*% (m$exact$alpha_samples - m$short$alpha_samples),
+               tolerance = 1e-8)
+  # With every training point as a neighbour the paths, so the standard
+  # errors, are the exact solve's.
+  xt <- make_inputs(30, 2)
+  exact <- predict(m$exact, xt, se.fit = TRUE)
+  raw <- predict(m$short, xt, se.fit = TRUE, neighbours = 0)
+  expect_gt(max(abs(raw$se.fit - exact$se.fit)), 0.01)
+  full <- predict(m$short, xt, se.fit = TRUE, neighbours = 200)
+  expect_equal(full$se.fit, exact$se.fit, tolerance = 1e-8)
+  expect_equal(full$fit, exact$fit, tolerance = 1e-8)
+  expect_equal(predict(m$short, xt, interval = "prediction", neighbours = 200),
+               predict(m$exact, xt, interval = "prediction"), tolerance = 1e-8)
+  expect_match(capture.output(print(m$short)), "corrects the mean and the samples", all = FALSE)
+})
+
+test_that("the correction brings the standard errors of a fit stopped early closer", {
+  m <- sample_fits(n = 1000, iterations = 30, samples = 16)
+  xt <- make_inputs(200, 2)
+  exact <- predict(m$exact, xt, se.fit = TRUE)$se.fit
+  err <- function(neighbours) {
+    sqrt(mean((predict(m$short, xt, se.fit = TRUE, neighbours = neighbours)$se.fit - exact)^2))
+  }
+  expect_lt(err(30), err(0) / 2)
+  expect_identical(predict(m$short, xt, se.fit = TRUE, threads = 1),
+                   predict(m$short, xt, se.fit = TRUE, threads = 2))
 })
 
 test_that("exact fits, other bases and predictions at the training inputs are not corrected", {

@@ -213,6 +213,10 @@ warn_if_not_converged <- function(fit) {
       toupper(fit$solver), why, fit$iterations, if (fit$iterations == 1L) "" else "s",
       format(final_residual(fit), digits = 3), format(not_converged_residual), advice)
   }
+  if (!is.null(fit$training_residual)) {
+    message <- paste(message, "At new points predict() corrects for the residual from",
+                     "the nearest training points (`neighbours`), which narrows the gap.")
+  }
   sddgp_warn(message, class = "sddgp_warning_not_converged",
              residual = final_residual(fit), threshold = target_residual(fit),
              status = fit$status)

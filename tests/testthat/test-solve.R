@@ -156,6 +156,8 @@ test_that("a fit that stops far from converged warns, and print() and summary() 
   expect_match(msg, paste("more `iterations` or a larger `time_limit` in sdd_control\\(\\),",
                           "or solver = \"cholesky\" \\(exact, about [0-9.]+ s here\\),",
                           "or solver = \"cg\"\\."))
+  # The fit keeps its residual, which predict() corrects by.
+  expect_match(msg, "At new points predict() corrects for the residual", fixed = TRUE)
   note <- sprintf("far from converged: relative residual %s > 0.5", format(r, digits = 3))
   expect_output(print(fit), note, fixed = TRUE)
   expect_match(summary(fit)$not_converged, note, fixed = TRUE)
